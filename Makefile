@@ -1,0 +1,39 @@
+# The two commands: `make demo` and `make test`. Both install what they need.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+DATA ?= var/marketplace.db
+
+.PHONY: demo test lint typecheck pytest data install clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+data: $(STAMP)
+	$(VENV)/bin/deepagent data generate --path $(DATA)
+
+demo: data
+	$(VENV)/bin/deepagent tools call recognize_category --data $(DATA) --args '{"text": "连衣裙"}'
+	$(VENV)/bin/deepagent tools call rank_categories --data $(DATA) --args '{"parent_id": 1801, "metric": "competition_index", "order": "asc", "limit": 10, "leaf_only": true}'
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+pytest: $(STAMP)
+	$(VENV)/bin/pytest
+
+test: lint typecheck pytest
+
+clean:
+	rm -rf $(VENV) var .mypy_cache .pytest_cache .ruff_cache

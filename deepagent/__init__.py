@@ -1,0 +1,1 @@
+"""DeepAgent orchestration service."""

@@ -1,0 +1,5 @@
+"""`python -m deepagent` runs the CLI."""
+
+from deepagent.cli.app import main
+
+main()

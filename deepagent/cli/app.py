@@ -1,0 +1,31 @@
+"""The `deepagent` command line. Sub-commands of plugins come from entry points."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+import typer
+
+from deepagent.cli import tools_cmd
+
+CLI_ENTRY_POINT_GROUP = "deepagent.cli"
+
+
+def build_app() -> typer.Typer:
+    app = typer.Typer(
+        name="deepagent",
+        help="DeepAgent orchestration service: planner/executor over business-module tools.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    app.add_typer(tools_cmd.app, name="tools")
+    for ep in sorted(entry_points(group=CLI_ENTRY_POINT_GROUP), key=lambda e: e.name):
+        sub = ep.load()
+        if isinstance(sub, typer.Typer):
+            app.add_typer(sub, name=ep.name)
+    return app
+
+
+def main() -> None:
+    build_app()()

@@ -1,0 +1,194 @@
+"""Core boundary types shared by every part of the engine.
+
+All models forbid extra fields: they are the contract between the planner, the
+executor, tools and the persisted run records.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+JSON = Any
+"""A JSON-compatible value (dict, list, str, int, float, bool or None)."""
+
+ErrorKind = Literal["empty", "invalid_args", "timeout", "failed", "unknown_tool", "refused"]
+"""Why a tool call produced no usable data.
+
+- ``empty``: the call was valid but there is no data (e.g. a month outside coverage).
+- ``invalid_args``: the arguments do not validate against the tool's input model.
+- ``timeout``: the tool did not answer within its timeout.
+- ``failed``: the tool raised or returned something that is not a ToolResult.
+- ``unknown_tool``: no tool of that name exists in the registry.
+- ``refused``: the tool is not loaded in this run, or the same call already failed.
+"""
+
+
+class Strict(BaseModel):
+    """Base for boundary models: unknown fields are an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolError(Strict):
+    kind: ErrorKind
+    message: str
+
+
+class ToolResult(Strict):
+    """What every tool call returns, successful or not (errors are values)."""
+
+    ok: bool
+    plain_text: str = Field(description="Short human-readable rendering for the model context.")
+    data: JSON = None
+    truncated: bool = False
+    total: int | None = Field(default=None, description="Item count before truncation.")
+    source: str = Field(default="", description="module / table / period the data comes from")
+    error: ToolError | None = None
+
+    @classmethod
+    def success(
+        cls,
+        data: JSON,
+        plain_text: str,
+        source: str,
+        *,
+        total: int | None = None,
+        truncated: bool = False,
+    ) -> ToolResult:
+        return cls(
+            ok=True,
+            plain_text=plain_text,
+            data=data,
+            source=source,
+            total=total,
+            truncated=truncated,
+        )
+
+    @classmethod
+    def empty(cls, message: str, source: str = "", data: JSON = None) -> ToolResult:
+        return cls(
+            ok=False,
+            plain_text=message,
+            data=data,
+            source=source,
+            error=ToolError(kind="empty", message=message),
+        )
+
+    @classmethod
+    def failure(cls, kind: ErrorKind, message: str, source: str = "") -> ToolResult:
+        return cls(
+            ok=False, plain_text=message, source=source, error=ToolError(kind=kind, message=message)
+        )
+
+    @property
+    def status(self) -> Literal["ok", "empty", "failed"]:
+        if self.ok:
+            return "ok"
+        return "empty" if self.error is not None and self.error.kind == "empty" else "failed"
+
+
+# --- Planning types (ARCHITECTURE section 3) -------------------------------------------
+
+ACTION_ID = r"^[A-Za-z][A-Za-z0-9_\-]{0,63}$"
+
+
+class TodoItem(Strict):
+    content: str = Field(min_length=1)
+    status: Literal["pending", "in_progress", "completed"] = "pending"
+
+
+class Ref(Strict):
+    """``{"$ref": "<action id>", "path": "<JMESPath over that action's data>"}``."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    ref: str = Field(alias="$ref", pattern=ACTION_ID)
+    path: str = Field(default="@", min_length=1)
+
+
+class Ask(Strict):
+    """``{"$ask": "<instruction>", "from": [ids]}``: the binder derives the value."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    ask: str = Field(alias="$ask", min_length=1)
+    from_: list[str] = Field(alias="from", min_length=1)
+
+
+class SubAgentTask(Strict):
+    description: str = Field(min_length=1, description="Task, parameters and module to use.")
+    tools: list[str] = Field(default_factory=list, description="Tool names it may use.")
+
+
+def value_refs(value: JSON) -> list[str]:
+    """Action ids a value reads from, through ``$ref`` or ``$ask`` markers at any depth."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        if isinstance(value.get("$ref"), str):
+            found.append(value["$ref"])
+        if "$ask" in value and isinstance(value.get("from"), list):
+            found.extend(str(v) for v in value["from"])
+        for v in value.values():
+            found.extend(value_refs(v))
+    elif isinstance(value, list):
+        for v in value:
+            found.extend(value_refs(v))
+    return found
+
+
+class ActionSpec(Strict):
+    """One node of an Action Tree. Dependencies read by ``$ref``/``$ask`` are implied."""
+
+    id: str = Field(pattern=ACTION_ID)
+    kind: Literal["tool", "subagent"] = "tool"
+    tool: str | None = None
+    args: dict[str, JSON] = Field(default_factory=dict)
+    subagent: SubAgentTask | None = None
+    depends_on: list[str] = Field(default_factory=list)
+    for_each: Ref | None = Field(
+        default=None, description='Fan out: one copy per list item, bound as {"$item": path}.'
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> ActionSpec:
+        if self.kind == "tool" and not self.tool:
+            raise ValueError(f"action {self.id}: a tool action needs 'tool'")
+        if self.kind == "subagent" and self.subagent is None:
+            raise ValueError(f"action {self.id}: a subagent action needs 'subagent'")
+        implied = value_refs(self.args)
+        if self.for_each is not None:
+            implied.append(self.for_each.ref)
+        for dep in implied:
+            if dep not in self.depends_on:
+                self.depends_on.append(dep)
+        if self.id in self.depends_on:
+            raise ValueError(f"action {self.id} depends on itself")
+        return self
+
+
+class CallActions(Strict):
+    type: Literal["call_actions"] = "call_actions"
+    actions: list[ActionSpec] = Field(min_length=1)
+
+
+class CallHuman(Strict):
+    type: Literal["call_human"] = "call_human"
+    question: str = Field(min_length=1)
+    options: list[str] = Field(default_factory=list)
+
+
+class FinalAnalysis(Strict):
+    type: Literal["final_analysis"] = "final_analysis"
+
+
+PlannerAction = Annotated[CallActions | CallHuman | FinalAnalysis, Field(discriminator="type")]
+
+
+class PlannerDecision(Strict):
+    """One planning round's output: the full TodoList plus exactly one action."""
+
+    thought: str = ""
+    todo_list: list[TodoItem] = Field(default_factory=list)
+    action: PlannerAction

@@ -1,0 +1,45 @@
+"""Service settings, read from ``DEEPAGENT_*`` environment variables.
+
+Nothing is read at import time: call :func:`load_settings` at the edge (CLI, service)
+and pass the object down.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_NOW = date(2026, 1, 15)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="DEEPAGENT_", extra="forbid")
+
+    data_path: Path = Field(
+        default=Path("var/marketplace.db"),
+        description="SQLite database of the business modules (deepagent data generate).",
+    )
+    now: date = Field(default=DEFAULT_NOW, description="The 'today' of a question.")
+    modules: list[str] = Field(
+        default_factory=list,
+        description="Extra business-module Python paths to load besides the entry points.",
+    )
+    entry_points: bool = Field(
+        default=True, description="Load business modules registered as entry points."
+    )
+    tool_latency_ms: dict[str, float] = Field(
+        default_factory=dict,
+        description='Injected latency per tool name; "*" applies to every tool.',
+    )
+    tool_timeout_scale: float = Field(default=1.0, gt=0, description="Multiplies tool timeouts.")
+    max_result_chars: int = Field(
+        default=6000, ge=200, description="Cap on a tool result's JSON size in the context."
+    )
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment, with explicit overrides taking precedence."""
+    return Settings(**overrides)  # type: ignore[arg-type]

@@ -1,0 +1,117 @@
+"""The one door every tool call goes through.
+
+Checks, in order: the tool exists, it is visible in this run, the arguments validate,
+the same call has not already failed; then runs it under its timeout (after any injected
+latency) and caps what enters the context. Every failure is returned as a ToolResult.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from deepagent.schema import JSON, ToolResult
+from deepagent.tools.capping import cap_result
+from deepagent.tools.registry import ToolRegistry
+from deepagent.tools.spec import ToolContext, ToolSpec
+
+
+class ToolExecutor:
+    """Runs tools for one run; remembers which calls failed so they are not repeated."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        context: ToolContext,
+        *,
+        visible: Collection[str] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.context = context
+        self.visible = None if visible is None else frozenset(visible)
+        self._failed: dict[str, str] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def call(self, name: str, args: Mapping[str, JSON] | str | None = None) -> ToolResult:
+        spec = self.registry.get(name)
+        if spec is None:
+            return ToolResult.failure("unknown_tool", self.unknown_tool_message(name))
+        if self.visible is not None and name not in self.visible:
+            return ToolResult.failure(
+                "refused", f"tool {name!r} (module {spec.module}) is not loaded in this run"
+            )
+        parsed = self._validate(spec, args)
+        if isinstance(parsed, ToolResult):
+            return parsed
+        key = call_key(name, parsed.model_dump(mode="json"))
+        if key in self._failed:
+            return ToolResult.failure(
+                "refused",
+                f"{name} already failed with these arguments ({self._failed[key]}); "
+                "do not retry the same call, change the arguments or the approach",
+            )
+        result = await self._run(spec, parsed)
+        if not result.ok and result.error is not None:
+            self._failed[key] = result.error.kind
+        return cap_result(result, self.context.settings.max_result_chars)
+
+    def _validate(self, spec: ToolSpec, args: Mapping[str, JSON] | str | None) -> Any:
+        try:
+            if isinstance(args, str):
+                return spec.input_model.model_validate_json(args or "{}")
+            return spec.input_model.model_validate(dict(args or {}))
+        except ValidationError as exc:
+            return ToolResult.failure(
+                "invalid_args", f"invalid arguments for {spec.name}: {validation_message(exc)}"
+            )
+
+    async def _run(self, spec: ToolSpec, parsed: Any) -> ToolResult:
+        settings = self.context.settings
+        latency = settings.tool_latency_ms.get(spec.name, settings.tool_latency_ms.get("*", 0.0))
+        timeout = spec.timeout_s * settings.tool_timeout_scale
+        lock = None if spec.concurrency_safe else self._locks.setdefault(spec.name, asyncio.Lock())
+        try:
+            async with asyncio.timeout(timeout):
+                if lock is not None:
+                    await lock.acquire()
+                try:
+                    if latency > 0:
+                        await asyncio.sleep(latency / 1000)
+                    result = await spec.fn(parsed, self.context)
+                finally:
+                    if lock is not None:
+                        lock.release()
+        except TimeoutError:
+            return ToolResult.failure("timeout", f"{spec.name} timed out after {timeout:g}s")
+        except Exception as exc:  # a tool bug must not abort the run: it becomes a value
+            return ToolResult.failure("failed", f"{spec.name} failed: {type(exc).__name__}: {exc}")
+        if not isinstance(result, ToolResult):
+            return ToolResult.failure(
+                "failed", f"{spec.name} returned {type(result).__name__}, not a ToolResult"
+            )
+        return result
+
+    def unknown_tool_message(self, name: str) -> str:
+        pool = list(self.registry.tools) if self.visible is None else sorted(self.visible)
+        close = difflib.get_close_matches(name, pool, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        return f"unknown tool {name!r}{hint}"
+
+
+def call_key(name: str, args: JSON) -> str:
+    """Canonical identity of a call: tool name plus its validated arguments."""
+    return f"{name}:{json.dumps(args, sort_keys=True, ensure_ascii=False)}"
+
+
+def validation_message(exc: ValidationError) -> str:
+    """One line naming each bad field and why."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)

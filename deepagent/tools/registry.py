@@ -1,0 +1,149 @@
+"""The tool registry: business module -> function module -> tool.
+
+Business modules are plugins. Each is a Python module that defines ``ToolSpec`` objects
+(with ``@tool``) and has a manifest: a ``MANIFEST`` attribute or a YAML file with the
+same stem next to it. They are found through the ``deepagent.modules`` entry-point group
+and ``Settings.modules``; the engine never imports a business package by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
+
+import yaml
+from pydantic import Field, ValidationError
+
+from deepagent.schema import JSON, Strict
+from deepagent.settings import Settings
+from deepagent.tools.spec import ToolSpec
+
+ENTRY_POINT_GROUP = "deepagent.modules"
+COMMON_MODULE = "common"
+
+
+class ModuleManifest(Strict):
+    """What the context loader knows about a business module before loading its tools."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    title_zh: str
+    title_en: str
+    description: str
+    keywords: list[str] = Field(default_factory=list, description="zh/en aliases and keywords")
+    pages: list[str] = Field(default_factory=list, description="product pages it backs")
+    function_modules: dict[str, str] = Field(
+        default_factory=dict, description="function module name -> description"
+    )
+
+
+@dataclass(frozen=True)
+class BusinessModule:
+    manifest: ModuleManifest
+    tools: tuple[ToolSpec, ...]
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+
+class RegistryError(ValueError):
+    """A plugin module is malformed (bad manifest, duplicate tool, unknown function module)."""
+
+
+class ToolRegistry:
+    def __init__(self, modules: Iterable[BusinessModule]) -> None:
+        self.modules: dict[str, BusinessModule] = {}
+        self.tools: dict[str, ToolSpec] = {}
+        for module in modules:
+            self._add(module)
+
+    def _add(self, module: BusinessModule) -> None:
+        if module.name in self.modules:
+            raise RegistryError(f"business module {module.name!r} is registered twice")
+        for spec in module.tools:
+            if spec.name in self.tools:
+                raise RegistryError(f"tool {spec.name!r} is defined twice")
+            if spec.module != module.name:
+                raise RegistryError(
+                    f"tool {spec.name!r} declares module {spec.module!r}, found in {module.name!r}"
+                )
+            if spec.function_module not in module.manifest.function_modules:
+                raise RegistryError(
+                    f"tool {spec.name!r}: function module {spec.function_module!r} is not in "
+                    f"the {module.name!r} manifest"
+                )
+            self.tools[spec.name] = spec
+        self.modules[module.name] = module
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self.tools.get(name)
+
+    def business_modules(self) -> list[str]:
+        """Every module except ``common``, which is always loaded."""
+        return [name for name in self.modules if name != COMMON_MODULE]
+
+    def tools_for(self, modules: Iterable[str]) -> list[ToolSpec]:
+        """The tools of the given modules plus the common tools, in registry order."""
+        wanted = {*modules, COMMON_MODULE}
+        return [spec for spec in self.tools.values() if spec.module in wanted]
+
+    def tree(self, module: str | None = None) -> list[dict[str, JSON]]:
+        """The registry as nested dicts: module -> function modules -> tools."""
+        out: list[dict[str, JSON]] = []
+        for mod in self.modules.values():
+            if module is not None and mod.name != module:
+                continue
+            groups = []
+            for fm_name, fm_desc in mod.manifest.function_modules.items():
+                tools = [t.summary() for t in mod.tools if t.function_module == fm_name]
+                groups.append({"name": fm_name, "description": fm_desc, "tools": tools})
+            out.append(
+                {
+                    "name": mod.name,
+                    "title_zh": mod.manifest.title_zh,
+                    "title_en": mod.manifest.title_en,
+                    "description": mod.manifest.description,
+                    "function_modules": groups,
+                }
+            )
+        return out
+
+    @classmethod
+    def load(cls, settings: Settings) -> ToolRegistry:
+        """Load the plugin modules named by entry points and ``settings.modules``."""
+        paths: list[str] = []
+        if settings.entry_points:
+            eps = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+            paths.extend(ep.value for ep in eps)
+        paths.extend(p for p in settings.modules if p not in paths)
+        return cls(load_module(path) for path in paths)
+
+
+def load_module(path: str) -> BusinessModule:
+    """Import one plugin module and collect its manifest and tools."""
+    try:
+        py_module = importlib.import_module(path)
+    except ImportError as exc:
+        raise RegistryError(f"cannot import business module {path!r}: {exc}") from exc
+    manifest = _manifest_of(py_module)
+    tools = tuple(v for v in vars(py_module).values() if isinstance(v, ToolSpec))
+    return BusinessModule(manifest=manifest, tools=tools)
+
+
+def _manifest_of(py_module: ModuleType) -> ModuleManifest:
+    declared = getattr(py_module, "MANIFEST", None)
+    if isinstance(declared, ModuleManifest):
+        return declared
+    if py_module.__file__ is None:
+        raise RegistryError(f"{py_module.__name__} has no MANIFEST and no file")
+    path = Path(py_module.__file__).with_suffix(".yaml")
+    if not path.exists():
+        raise RegistryError(f"{py_module.__name__}: no MANIFEST and no manifest file {path}")
+    try:
+        return ModuleManifest.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise RegistryError(f"invalid manifest {path}: {exc}") from exc

@@ -1,0 +1,133 @@
+"""Tool declaration: the ``@tool`` decorator and what it records."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel
+
+from deepagent.schema import JSON, ToolResult
+from deepagent.settings import Settings
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool may know about the run calling it."""
+
+    settings: Settings
+    now: date
+    run_id: str = ""
+    params: dict[str, JSON] = field(default_factory=dict)
+
+
+ToolFn = Callable[[Any, ToolContext], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A registered tool: an async function with a pydantic input model."""
+
+    name: str
+    module: str
+    function_module: str
+    description: str
+    input_model: type[BaseModel]
+    fn: ToolFn
+    timeout_s: float
+    concurrency_safe: bool
+
+    def json_schema(self) -> dict[str, JSON]:
+        """The input JSON schema shown to a model (titles dropped to save tokens)."""
+        schema: dict[str, JSON] = _strip_titles(self.input_model.model_json_schema())
+        return schema
+
+    def signature(self) -> str:
+        """Compact one-line form for prompts: ``name(arg: type = default, ...)``."""
+        props = self.json_schema().get("properties", {})
+        required = set(self.input_model.model_json_schema().get("required", []))
+        parts = []
+        for arg, schema in props.items():
+            typ = _type_name(schema)
+            part = f"{arg}: {typ}"
+            if arg not in required:
+                part += f" = {json.dumps(schema.get('default'), ensure_ascii=False)}"
+            parts.append(part)
+        return f"{self.name}({', '.join(parts)})"
+
+    def summary(self) -> dict[str, JSON]:
+        return {
+            "name": self.name,
+            "module": self.module,
+            "function_module": self.function_module,
+            "description": self.description,
+            "timeout_s": self.timeout_s,
+            "concurrency_safe": self.concurrency_safe,
+            "signature": self.signature(),
+            "parameters": self.json_schema(),
+        }
+
+
+def tool(
+    *,
+    module: str,
+    function_module: str,
+    name: str | None = None,
+    description: str | None = None,
+    timeout_s: float = 10.0,
+    concurrency_safe: bool = True,
+) -> Callable[[ToolFn], ToolSpec]:
+    """Declare an async tool ``async def f(args: InputModel, ctx: ToolContext) -> ToolResult``.
+
+    The description defaults to the function's docstring; the JSON schema comes from the
+    input model (use ``Field(description=...)`` on every argument).
+    """
+
+    def wrap(fn: ToolFn) -> ToolSpec:
+        if not inspect.iscoroutinefunction(fn):
+            raise TypeError(f"tool {fn.__name__} must be an async function")
+        hints = get_type_hints(fn)
+        params = list(inspect.signature(fn).parameters)
+        input_model = hints.get(params[0]) if params else None
+        if not (isinstance(input_model, type) and issubclass(input_model, BaseModel)):
+            raise TypeError(f"tool {fn.__name__}: first parameter must be a pydantic model")
+        if input_model.model_config.get("extra") != "forbid":
+            raise TypeError(f"tool {fn.__name__}: input model must set extra='forbid'")
+        text = description or inspect.getdoc(fn) or ""
+        if not text:
+            raise TypeError(f"tool {fn.__name__} needs a description or docstring")
+        return ToolSpec(
+            name=name or fn.__name__,
+            module=module,
+            function_module=function_module,
+            description=" ".join(text.split()),
+            input_model=input_model,
+            fn=fn,
+            timeout_s=timeout_s,
+            concurrency_safe=concurrency_safe,
+        )
+
+    return wrap
+
+
+def _strip_titles(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
+
+
+def _type_name(schema: dict[str, Any]) -> str:
+    if "anyOf" in schema:
+        return " | ".join(_type_name(s) for s in schema["anyOf"])
+    if "enum" in schema:
+        return " | ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
+    typ = schema.get("type", "any")
+    if typ == "array":
+        return f"list[{_type_name(schema.get('items', {}))}]"
+    return str(typ)

@@ -1,0 +1,55 @@
+"""Shared fixtures: sample databases generated into temporary directories."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from business.data.generator import generate
+from deepagent.settings import Settings
+from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
+
+
+@pytest.fixture(scope="session")
+def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small profile: every required category, fewer generated ones."""
+    path = tmp_path_factory.mktemp("data") / "small.db"
+    generate(path, profile="small")
+    return path
+
+
+@pytest.fixture(scope="session")
+def full_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The full default database (generated once per test session)."""
+    path = tmp_path_factory.mktemp("data") / "full.db"
+    generate(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def settings(sample_db: Path) -> Settings:
+    return Settings(data_path=sample_db)
+
+
+@pytest.fixture(scope="session")
+def registry(settings: Settings) -> ToolRegistry:
+    return ToolRegistry.load(settings)
+
+
+@pytest.fixture
+def executor(registry: ToolRegistry, settings: Settings) -> ToolExecutor:
+    """A fresh executor per test (it remembers failed calls)."""
+    return ToolExecutor(registry, ToolContext(settings=settings, now=date(2026, 1, 15)))
+
+
+@pytest.fixture
+def db(sample_db: Path) -> Iterator[sqlite3.Connection]:
+    """A plain connection for independent SQL checks of tool outputs."""
+    conn = sqlite3.connect(sample_db)
+    conn.row_factory = sqlite3.Row
+    yield conn
+    conn.close()

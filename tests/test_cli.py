@@ -1,0 +1,180 @@
+"""The CLI's outputs and exit codes (0 ok, 1 failed, 2 bad input with one line)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from deepagent.cli.app import build_app
+
+REQUIRED_TOOLS = {
+    "common": {"recognize_category", "resolve_time", "get_merchant_profile"},
+    "category_trend": {
+        "list_child_categories",
+        "list_leaf_categories",
+        "get_category_overview",
+        "get_category_trend",
+        "rank_categories",
+    },
+    "new_product": {
+        "list_my_new_products",
+        "get_price_bands",
+        "get_top_products",
+        "get_product_profile",
+        "get_product_trend",
+    },
+    "competitor_flow": {"get_flow_analysis", "compare_products"},
+    "consumer_insight": {"get_review_keywords", "get_audience_profile"},
+}
+
+
+def run(*args: str, data: Path | None = None) -> tuple[int, str, str]:
+    env = {"DEEPAGENT_DATA_PATH": str(data)} if data is not None else {}
+    result = CliRunner().invoke(build_app(), list(args), env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_tools_list_json_shows_the_tree() -> None:
+    code, out, _ = run("tools", "list", "--json")
+    assert code == 0
+    modules = {m["name"]: m for m in json.loads(out)["modules"]}
+    assert len(modules) >= 6 and "common" in modules
+    tools = {
+        name: {t["name"] for fm in mod["function_modules"] for t in fm["tools"]}
+        for name, mod in modules.items()
+    }
+    for module, required in REQUIRED_TOOLS.items():
+        assert required <= tools[module], (module, required - tools[module])
+    assert sum(len(t) for t in tools.values()) >= 35
+    one = modules["category_trend"]["function_modules"][0]["tools"][0]
+    assert {"name", "description", "signature", "parameters", "timeout_s"} <= set(one)
+
+
+def test_tools_list_one_module_and_unknown_module() -> None:
+    code, out, _ = run("tools", "list", "--module", "new_product", "--json")
+    assert code == 0
+    assert [m["name"] for m in json.loads(out)["modules"]] == ["new_product"]
+    code, _, err = run("tools", "list", "--module", "nope")
+    assert code == 2
+    assert err.count("\n") == 1 and "unknown module 'nope'" in err
+
+
+@pytest.mark.parametrize("text", ["连衣裙", "Dresses"])
+def test_recognize_category_puts_the_dresses_leaf_first(full_db: Path, text: str) -> None:
+    code, out, _ = run(
+        "tools",
+        "call",
+        "recognize_category",
+        "--args",
+        json.dumps({"text": text}),
+        "--json",
+        data=full_db,
+    )
+    assert code == 0
+    result = json.loads(out)
+    assert result["ok"] is True
+    first = result["data"]["categories"][0]
+    assert (first["name_zh"], first["name_en"]) == ("连衣裙", "Dresses")
+    assert first["is_leaf"] is True
+    assert first["path_zh"].startswith("女装/女士精品") and first["path_zh"].endswith("连衣裙")
+
+
+def test_tool_call_renders_text_without_json(sample_db: Path) -> None:
+    code, out, _ = run(
+        "tools", "call", "list_child_categories", "--args", '{"category_id": 1801}', data=sample_db
+    )
+    assert code == 0
+    assert out.startswith("ok") and "面部护理" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["tools", "call", "no_such_tool"], "unknown tool 'no_such_tool'"),
+        (["tools", "call", "list_child_categories", "--args", "{bad"], "not valid JSON"),
+        (["tools", "call", "list_child_categories", "--args", "[1]"], "must be a JSON object"),
+        (["tools", "call", "list_child_categories", "--args", "{}"], "category_id: Field required"),
+        (
+            ["tools", "call", "list_child_categories", "--args", '{"category_id": "x"}'],
+            "category_id: Input should be a valid integer",
+        ),
+        (["tools", "call", "list_child_categories", "--now", "yesterday"], "--now must be a date"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(sample_db: Path, args: list[str], message: str) -> None:
+    code, out, err = run(*args, data=sample_db)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("error: ") and message in err
+
+
+def test_missing_database_is_bad_input(tmp_path: Path) -> None:
+    code, _, err = run(
+        "tools",
+        "call",
+        "list_child_categories",
+        "--args",
+        '{"category_id": 1801}',
+        data=tmp_path / "missing.db",
+    )
+    assert code == 2 and "deepagent data generate" in err
+
+
+def test_empty_data_is_a_valid_answer(sample_db: Path) -> None:
+    code, out, _ = run(
+        "tools",
+        "call",
+        "list_child_categories",
+        "--args",
+        '{"category_id": 999}',
+        "--json",
+        data=sample_db,
+    )
+    assert code == 0
+    result = json.loads(out)
+    assert result["ok"] is False and result["error"]["kind"] == "empty"
+
+
+def test_data_stats_json(full_db: Path) -> None:
+    code, out, _ = run("data", "stats", "--json", "--path", str(full_db))
+    assert code == 0
+    stats = json.loads(out)
+    assert stats["leaf_categories"] >= 300
+    assert stats["months"]["count"] == 24
+    assert (stats["months"]["first"], stats["months"]["last"]) == ("2024-01", "2025-12")
+
+
+def test_data_generate_skips_up_to_date_and_refuses_foreign_files(tmp_path: Path) -> None:
+    target = tmp_path / "db.sqlite"
+    code, out, _ = run("data", "generate", "--profile", "small", "--path", str(target))
+    assert code == 0 and "wrote" in out and target.exists()
+    code, out, _ = run("data", "generate", "--profile", "small", "--path", str(target))
+    assert code == 0 and "up to date" in out
+    foreign = tmp_path / "notes.txt"
+    foreign.write_text("my notes")
+    code, _, err = run("data", "generate", "--path", str(foreign))
+    assert code == 2 and "--force" in err
+    assert foreign.read_text() == "my notes"
+    code, _, err = run("data", "generate", "--profile", "huge", "--path", str(target))
+    assert code == 2 and "--profile" in err
+    code, _, err = run("data", "stats", "--path", str(tmp_path / "none.db"))
+    assert code == 2 and "deepagent data generate" in err
+
+
+def test_console_entry_point_runs(sample_db: Path) -> None:
+    env = {**os.environ, "DEEPAGENT_DATA_PATH": str(sample_db)}
+    args = ["tools", "call", "list_child_categories", "--args", '{"category_id": 1}']
+    proc = subprocess.run(
+        [sys.executable, "-m", "deepagent", *args], capture_output=True, text=True, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-m", "deepagent", "tools", "call", "x"], capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and proc.stderr.startswith("error: unknown tool")
