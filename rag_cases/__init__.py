@@ -1,0 +1,1 @@
+"""The case library: past questions with their modules, approach and plan template."""
