@@ -35,6 +35,7 @@ from business.data.gen_products import (
     build_merchants,
     build_products,
 )
+from business.data.gen_promotion import build_promotion
 from business.data.store_stats import content_hash, stats
 
 __all__ = [
@@ -58,6 +59,7 @@ STAGES: tuple[str, ...] = (
     "reviews",
     "audience",
     "search",
+    "promotion",
     "writing",
     "finalizing",
 )
@@ -224,6 +226,8 @@ def generate(
     audience = audience_rows(seed, categories, series)
     report.start("search")
     keywords, search_metrics = search_rows(seed, categories, series)
+    report.start("promotion", n_leaves)
+    promotion = build_promotion(seed, categories, series, products, on_leaf=report.step)
     band_rows, band_metric_rows = _band_rows(leaves)
     tables: list[Table] = [
         ("meta", _meta_rows(seed, profile), 2),
@@ -240,6 +244,9 @@ def generate(
         ("audience_profiles", audience, 5),
         ("search_keywords", keywords, 4),
         ("search_metrics", search_metrics, 5),
+        ("campaigns", promotion.campaigns, 8),
+        ("campaign_category_metrics", promotion.category_metrics, 8),
+        ("campaign_product_metrics", promotion.product_metrics, 5),
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
