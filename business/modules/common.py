@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import Field
 
+from business.modules._extract import describe, extract, index_for, mention_data
 from business.modules._recognize import (
     TIME_EXAMPLES,
     Entry,
@@ -108,6 +109,43 @@ async def recognize_category(args: RecognizeCategoryArgs, ctx: ToolContext) -> T
         f"Best match for {args.text!r}{exact}: {lines}",
         source,
         total=total,
+    )
+
+
+class ExtractCategoriesArgs(Args):
+    text: str = Field(
+        min_length=1,
+        max_length=2000,
+        description="The question or any free text, Chinese and/or English, e.g. "
+        "'2025年12月女装连衣裙类目下销售额为多少？', 'How did air fryers sell in 2025?'",
+    )
+    limit: int = Field(5, ge=1, le=20, description="Maximum number of mentions")
+
+
+@tool(module=MODULE, function_module="recognition", timeout_s=5)
+async def extract_categories(args: ExtractCategoriesArgs, ctx: ToolContext) -> ToolResult:
+    """Find the category names mentioned inside a whole question (Chinese or English,
+    plurals, name parts such as '美容护肤' or 'beauty' for 美容护肤/美体/精油). Each mention
+    has the matched text, its span and the category (id, names, paths, level, is_leaf); best
+    first: a parent named with its child ('女装连衣裙') comes after the child, then longer
+    matches, then order of appearance. Empty when no category is named."""
+    store = store_of(ctx)
+    source = f"{TITLE} / categories / recognition"
+    index = index_for(str(store.path), await _category_index(store))
+    mentions = extract(index, args.text)
+    if not mentions:
+        return ToolResult.empty(
+            f"no category name is mentioned in {args.text!r}; use recognize_category with the "
+            "category words, or fall back to the merchant's main category",
+            source,
+            data={"text": args.text, "best_id": None, "categories": []},
+        )
+    items = [mention_data(index, m) for m in mentions[: args.limit]]
+    return ToolResult.success(
+        {"text": args.text, "best_id": items[0]["category"]["id"], "categories": items},
+        f"Categories mentioned: {describe(items)}",
+        source,
+        total=len(mentions),
     )
 
 

@@ -1,0 +1,1 @@
+"""Skills: business analysis guidance and rules, one SKILL.md per business module."""
