@@ -12,6 +12,8 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from deepagent.llm.config import ModelConfig, Role
+
 DEFAULT_NOW = date(2026, 1, 15)
 
 
@@ -38,6 +40,22 @@ class Settings(BaseSettings):
     max_result_chars: int = Field(
         default=6000, ge=200, description="Cap on a tool result's JSON size in the context."
     )
+    models: dict[Role, ModelConfig] = Field(
+        default_factory=dict,
+        description='Per-role model, JSON: {"planner": {"kind": "openai", "model": "..."}}; '
+        "roles not listed are offline.",
+    )
+    cache_dir: Path = Field(default=Path("var/cache"), description="Indexes built from files.")
+    skills_dirs: list[Path] = Field(
+        default_factory=list, description="Extra folders of <module>/SKILL.md files."
+    )
+    cases_dirs: list[Path] = Field(
+        default_factory=list, description="Case folders replacing the bundled case library."
+    )
+    case_top_k: int = Field(default=3, ge=1, le=20, description="Cases given to the planner.")
+
+    def model_for(self, role: Role) -> ModelConfig:
+        return self.models.get(role, ModelConfig())
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -43,10 +43,12 @@ def case_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.glob("*.yaml") if p.is_file())
 
 
-def load_cases(directory: Path = CASES_DIR) -> CaseLibrary:
-    files = case_files(directory)
+def load_cases(*directories: Path) -> CaseLibrary:
+    """All cases of the given folders (default: the bundled library)."""
+    folders = directories or (CASES_DIR,)
+    files = [f for d in folders for f in case_files(d)]
     if not files:
-        raise CaseFileError(f"no case files (*.yaml) in {directory}")
+        raise CaseFileError(f"no case files (*.yaml) in {', '.join(map(str, folders))}")
     digest = hashlib.sha256()
     cases: list[Case] = []
     for path in files:

@@ -6,7 +6,8 @@ from importlib.metadata import entry_points
 
 import typer
 
-from deepagent.cli import tools_cmd
+from deepagent.cli import eval_cmd, tools_cmd
+from deepagent.cli.context_cmd import context_command
 
 CLI_ENTRY_POINT_GROUP = "deepagent.cli"
 
@@ -20,6 +21,8 @@ def build_app() -> typer.Typer:
         add_completion=False,
     )
     app.add_typer(tools_cmd.app, name="tools")
+    app.command("context")(context_command)
+    app.add_typer(eval_cmd.app, name="eval")
     for ep in sorted(entry_points(group=CLI_ENTRY_POINT_GROUP), key=lambda e: e.name):
         sub = ep.load()
         if isinstance(sub, typer.Typer):

@@ -26,6 +26,24 @@ ENTRY_POINT_GROUP = "deepagent.modules"
 COMMON_MODULE = "common"
 
 
+class ParamSpec(Strict):
+    """A context-parameter provider: one tool call whose data fills one or more parameters.
+
+    ``args`` may use ``{{question}}`` and ``{{params.X}}`` placeholders; the parameters
+    they read must exist first (the loader orders providers by these dependencies, and
+    skips a provider whose inputs are missing). ``outputs`` maps each parameter name to a
+    JMESPath over the tool's data. A provider whose outputs are all known already (for
+    example given by the request) is not run.
+    """
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    description: str
+    tool: str
+    args: dict[str, JSON] = Field(default_factory=dict)
+    outputs: dict[str, str] = Field(min_length=1)
+    timeout_s: float = Field(default=2.0, gt=0)
+
+
 class ModuleManifest(Strict):
     """What the context loader knows about a business module before loading its tools."""
 
@@ -34,9 +52,21 @@ class ModuleManifest(Strict):
     title_en: str
     description: str
     keywords: list[str] = Field(default_factory=list, description="zh/en aliases and keywords")
+    anchors: list[str] = Field(
+        default_factory=list,
+        description="high-precision phrases that on their own mean the module is needed",
+    )
+    examples: list[str] = Field(
+        default_factory=list,
+        description="example questions this module answers"
+        " (intent examples for offline classification)",
+    )
     pages: list[str] = Field(default_factory=list, description="product pages it backs")
     function_modules: dict[str, str] = Field(
         default_factory=dict, description="function module name -> description"
+    )
+    params: list[ParamSpec] = Field(
+        default_factory=list, description="context parameters loaded before planning"
     )
 
 

@@ -1,0 +1,1 @@
+"""Context loading: modules, tools, skills, cases and parameters before planning."""

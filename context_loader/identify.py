@@ -1,0 +1,261 @@
+"""Module identification: which business modules a question touches (multi-label).
+
+Two implementations behind one interface. The offline classifier combines three kinds
+of evidence: the modules of the most similar cases (weighted by retrieval score), the
+manifests' keywords found in the question, and the page the user is on. The LLM
+classifier asks a model, showing it the same evidence; when its answer is unusable it
+falls back to the offline result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from context_loader.models import ModuleScore, PageContext
+from context_loader.module_index import ModuleIndex, clauses
+from deepagent.prompts import render
+from deepagent.tools.registry import ModuleManifest
+from rag_cases.retriever import CaseHit
+
+
+@dataclass(frozen=True)
+class Evidence:
+    question: str
+    page: PageContext | None
+    manifests: Sequence[ModuleManifest]
+    case_hits: Sequence[CaseHit]
+
+
+@dataclass
+class Identification:
+    scores: list[ModuleScore]
+    method: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def selected(self) -> list[str]:
+        return [s.name for s in self.scores if s.selected]
+
+
+class ModuleClassifier(Protocol):
+    async def identify(self, evidence: Evidence) -> Identification: ...
+
+
+@dataclass(frozen=True)
+class OfflineWeights:
+    examples: float = 1.0  # closeness to the module's example questions
+    case_vote: float = 0.15  # share of the similar cases that use the module
+    keywords: float = 0.8  # manifest keywords found in the question
+    page: float = 1.2  # the page the user is on belongs to the module
+    relative_cut: float = 0.95  # keep modules scoring at least this share of the best
+    absolute_cut: float = 0.3
+    runner_up_cut: float = 0.75  # beside an anchored top module, keep a close runner-up
+    clause_margin: float = 0.25  # a clause's best module must lead the next by this much
+    vote_depth: int = 5
+
+
+class OfflineClassifier:
+    """Example similarity + case vote + manifest keywords + page, per question and clause.
+
+    The whole question picks its best modules; then each clause of a compound question
+    ("... and what do buyers complain about?") adds its own clearly best module, which is
+    how several modules get selected for one question.
+    """
+
+    def __init__(self, index: ModuleIndex | None = None, weights: OfflineWeights | None = None):
+        self.index = index
+        self.w = weights or OfflineWeights()
+
+    async def identify(self, evidence: Evidence) -> Identification:
+        return await asyncio.to_thread(self._identify, evidence)
+
+    def _identify(self, evidence: Evidence) -> Identification:
+        names = [m.name for m in evidence.manifests]
+        votes = _case_votes(evidence.case_hits[: self.w.vote_depth], names)
+        similar = self._similarity(evidence.question, names)
+        page_type = evidence.page.type if evidence.page else None
+        scores = []
+        for m in evidence.manifests:
+            hits = keyword_hits(evidence.question, m.keywords)
+            on_page = page_type is not None and page_type in m.pages
+            total = (
+                self.w.examples * similar[m.name]
+                + self.w.case_vote * votes[m.name]
+                + self.w.keywords * _keyword_strength(hits)
+                + (self.w.page if on_page else 0.0)
+            )
+            why = []
+            if similar[m.name] >= 0.5:
+                why.append(f"like its examples {similar[m.name]:.2f}")
+            if votes[m.name]:
+                why.append(f"similar cases {votes[m.name]:.2f}")
+            if hits:
+                why.append("keywords: " + ", ".join(hits[:5]))
+            if on_page:
+                why.append(f"page {page_type}")
+            scores.append(
+                ModuleScore(name=m.name, score=round(total, 4), selected=False, evidence=why)
+            )
+        selected = self._select(scores)
+        anchored = self._apply_anchors(evidence, selected)
+        if anchored and selected[0].name in anchored and len(selected) > 1:
+            # An anchor phrase ("my new product") often names the subject, not the ask:
+            # keep the strongest other module when it is close behind.
+            runner = selected[1]
+            if runner.score >= self.w.runner_up_cut * selected[0].score:
+                runner.selected = True
+                runner.evidence.append("runner-up beside an anchored module")
+        for name, part in self._clause_picks(evidence):
+            for s in selected:
+                if s.name == name and not s.selected:
+                    s.selected = True
+                    s.evidence.append(f"clause: {part}")
+        return Identification(scores=selected, method="offline")
+
+    def _apply_anchors(self, evidence: Evidence, scores: list[ModuleScore]) -> set[str]:
+        anchored = set()
+        for m in evidence.manifests:
+            anchors = keyword_hits(evidence.question, m.anchors)
+            if not anchors:
+                continue
+            anchored.add(m.name)
+            for s in scores:
+                if s.name == m.name:
+                    s.selected = True
+                    s.evidence.append("anchors: " + ", ".join(anchors[:3]))
+        return anchored
+
+    def _similarity(self, text: str, names: list[str]) -> dict[str, float]:
+        if self.index is None:
+            return dict.fromkeys(names, 0.0)
+        found = self.index.scores(text)
+        return {n: found.get(n, 0.0) for n in names}
+
+    def _clause_picks(self, evidence: Evidence) -> list[tuple[str, str]]:
+        parts = clauses(evidence.question)
+        if len(parts) < 2:
+            return []
+        names = [m.name for m in evidence.manifests]
+        picks = []
+        for part in parts:
+            similar = self._similarity(part, names)
+            ranked = sorted(
+                (
+                    self.w.examples * similar[m.name]
+                    + self.w.keywords * _keyword_strength(keyword_hits(part, m.keywords)),
+                    m.name,
+                )
+                for m in evidence.manifests
+            )
+            if len(ranked) >= 2 and ranked[-1][0] - ranked[-2][0] >= self.w.clause_margin:
+                picks.append((ranked[-1][1], part))
+        return picks
+
+    def _select(self, scores: list[ModuleScore]) -> list[ModuleScore]:
+        scores.sort(key=lambda s: (-s.score, s.name))
+        best = scores[0].score if scores else 0.0
+        cut = max(self.w.absolute_cut, self.w.relative_cut * best)
+        for i, s in enumerate(scores):
+            s.selected = i == 0 or s.score >= cut
+        return scores
+
+
+def _keyword_strength(hits: Sequence[str]) -> float:
+    return min(1.0, 0.6 + 0.2 * (len(hits) - 1)) if hits else 0.0
+
+
+def _case_votes(hits: Sequence[CaseHit], names: Sequence[str]) -> dict[str, float]:
+    """Share of the retrieval score mass of the top cases that includes each module."""
+    votes = dict.fromkeys(names, 0.0)
+    mass = sum(h.score for h in hits)
+    if mass <= 0:
+        return votes
+    for hit in hits:
+        for module in hit.case.modules:
+            if module in votes:
+                votes[module] += hit.score / mass
+    return votes
+
+
+def keyword_hits(question: str, keywords: Sequence[str]) -> list[str]:
+    """Keywords present in the question: substrings for Chinese, whole words for English."""
+    text = question.lower()
+    found = []
+    for kw in keywords:
+        k = kw.lower().strip()
+        if not k:
+            continue
+        if k.isascii():
+            stem = (
+                re.escape(k[:-1]) + "(?:y|ies)" if k.endswith("y") else re.escape(k) + "(?:s|es)?"
+            )
+            if re.search(rf"(?<![a-z]){stem}(?![a-z])", text):
+                found.append(kw)
+        elif k in text:
+            found.append(kw)
+    return found
+
+
+class LLMClassifier:
+    """Asks a chat model for the modules; falls back to the offline answer."""
+
+    def __init__(self, model: BaseChatModel, fallback: ModuleClassifier | None = None) -> None:
+        self.model = model
+        self.fallback = fallback or OfflineClassifier()
+
+    async def identify(self, evidence: Evidence) -> Identification:
+        offline = await self.fallback.identify(evidence)
+        system, user = render_classifier_prompt(evidence)
+        try:
+            reply = await self.model.ainvoke([SystemMessage(system), HumanMessage(user)])
+            chosen = parse_modules(str(reply.content), [m.name for m in evidence.manifests])
+        except Exception as exc:  # the model is optional evidence, never a crash
+            offline.notes.append(f"LLM classifier failed ({type(exc).__name__}); used offline")
+            return offline
+        if not chosen:
+            offline.notes.append("LLM classifier returned no known module; used offline")
+            return offline
+        for s in offline.scores:
+            s.selected = s.name in chosen
+            if s.selected:
+                s.evidence.append("chosen by the LLM classifier")
+        offline.scores.sort(key=lambda s: (not s.selected, -s.score, s.name))
+        return Identification(scores=offline.scores, method="llm", notes=offline.notes)
+
+
+def render_classifier_prompt(evidence: Evidence) -> tuple[str, str]:
+    modules = "\n".join(
+        f"- {m.name}: {m.title_en} / {m.title_zh}. {m.description}" for m in evidence.manifests
+    )
+    cases = "\n".join(
+        f"- {h.case.question} -> {', '.join(h.case.modules)}" for h in evidence.case_hits[:5]
+    )
+    page = evidence.page.model_dump_json(exclude_none=True) if evidence.page else "none"
+    return render(
+        "module_classifier",
+        modules=modules,
+        cases=cases or "- none",
+        page=page,
+        question=evidence.question,
+    )
+
+
+def parse_modules(text: str, known: Sequence[str]) -> list[str]:
+    """Module names from the model's JSON answer (``{"modules": [...]}``), known ones only."""
+    match = re.search(r"\{.*\}", text, re.S)
+    if not match:
+        return []
+    try:
+        value = json.loads(match.group(0))
+    except json.JSONDecodeError:
+        return []
+    names = value.get("modules", []) if isinstance(value, dict) else []
+    return [n for n in names if isinstance(n, str) and n in known]

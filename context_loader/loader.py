@@ -1,0 +1,145 @@
+"""``ContextLoader.load``: modules, tools, skills, cases and parameters for one question.
+
+Retrieval + module identification run concurrently with the common parameter providers;
+the identified modules' own providers run after identification.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from context_loader.identify import (
+    Evidence,
+    Identification,
+    LLMClassifier,
+    ModuleClassifier,
+    OfflineClassifier,
+)
+from context_loader.models import CaseRef, ContextRequest, LoadedContext, ParamStatus
+from context_loader.module_index import ModuleIndex
+from context_loader.params import ParamLoader, system_params
+from deepagent.language import detect_language
+from deepagent.llm import chat_model
+from deepagent.schema import JSON
+from deepagent.settings import Settings
+from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
+from deepagent.tools.registry import COMMON_MODULE, ParamSpec
+from rag_cases.retriever import CaseHit, CaseRetriever
+from rag_cases.store import CASES_DIR, CaseLibrary, load_cases
+from skills.loader import Skill, load_skills, skills_for
+
+VOTE_DEPTH = 8
+
+
+@dataclass
+class ContextLoader:
+    settings: Settings
+    registry: ToolRegistry
+    library: CaseLibrary
+    retriever: CaseRetriever
+    skills: list[Skill]
+    classifier: ModuleClassifier
+
+    @classmethod
+    def create(cls, settings: Settings, registry: ToolRegistry | None = None) -> ContextLoader:
+        """Load modules, cases (embedding them once, cached on disk) and skills."""
+        registry = registry or ToolRegistry.load(settings)
+        library = load_cases(*(settings.cases_dirs or [CASES_DIR]))
+        retriever = CaseRetriever.build(library, settings.cache_dir)
+        manifests = [registry.modules[n].manifest for n in registry.business_modules()]
+        index = ModuleIndex.build(manifests, library.cases, settings.cache_dir)
+        config = settings.model_for("module_classifier")
+        classifier: ModuleClassifier = OfflineClassifier(index)
+        if config.kind != "offline":
+            classifier = LLMClassifier(chat_model(config), OfflineClassifier(index))
+        skills = load_skills(settings.skills_dirs)
+        return cls(settings, registry, library, retriever, skills, classifier)
+
+    def executor(self, request: ContextRequest, run_id: str = "") -> ToolExecutor:
+        now = request.now or self.settings.now
+        ctx = ToolContext(settings=self.settings, now=now, run_id=run_id)
+        return ToolExecutor(self.registry, ctx)
+
+    async def load(self, request: ContextRequest) -> LoadedContext:
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        now = (request.now or self.settings.now).isoformat()
+        params: dict[str, JSON] = system_params(request, now)
+        executor = self.executor(request)
+        common = self._providers([COMMON_MODULE])
+        identify = asyncio.create_task(self._identify(request, timings))
+        common_status = await _timed(
+            ParamLoader(common, executor).load(params), timings, "params_common"
+        )
+        identification, hits = await identify
+        business = identification.selected
+        modules = [*business, COMMON_MODULE]
+        t = time.perf_counter()
+        cases = [h for h in hits if set(h.case.modules) <= set(business)][
+            : self.settings.case_top_k
+        ]
+        tools = [spec.name for spec in self.registry.tools_for(business)]
+        skills = [s.name for s in skills_for(self.skills, business)]
+        timings["select"] = _ms(t)
+        module_loader = ParamLoader(self._providers(business), executor)
+        module_status = await _timed(module_loader.load(params), timings, "params_modules")
+        timings["total"] = _ms(started)
+        return LoadedContext(
+            question=request.question,
+            language=detect_language(request.question),
+            modules=modules,
+            module_scores=identification.scores,
+            classifier=identification.method,
+            tools=tools,
+            tool_count_total=len(self.registry.tools),
+            skills=skills,
+            cases=[_case_ref(h) for h in cases],
+            params=params,
+            param_status=[*common_status, *module_status],
+            timings_ms=timings,
+        )
+
+    async def _identify(
+        self, request: ContextRequest, timings: dict[str, float]
+    ) -> tuple[Identification, list[CaseHit]]:
+        t = time.perf_counter()
+        hits = await self.retriever.asearch(request.question, k=len(self.library))
+        timings["retrieve"] = _ms(t)
+        t = time.perf_counter()
+        manifests = [self.registry.modules[n].manifest for n in self.registry.business_modules()]
+        evidence = Evidence(request.question, request.page, manifests, hits[:VOTE_DEPTH])
+        identification = await self.classifier.identify(evidence)
+        timings["identify"] = _ms(t)
+        return identification, hits
+
+    def _providers(self, modules: list[str]) -> list[ParamSpec]:
+        return [p for name in modules for p in self.registry.modules[name].manifest.params]
+
+
+async def _timed(
+    coro: Coroutine[Any, Any, list[ParamStatus]], timings: dict[str, float], key: str
+) -> list[ParamStatus]:
+    t = time.perf_counter()
+    result = await coro
+    timings[key] = _ms(t)
+    return result
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)
+
+
+def _case_ref(hit: CaseHit) -> CaseRef:
+    c = hit.case
+    return CaseRef(
+        id=c.id,
+        question=c.question,
+        modules=c.modules,
+        score=hit.score,
+        bm25=hit.bm25,
+        dense=hit.dense,
+    )

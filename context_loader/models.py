@@ -1,0 +1,68 @@
+"""What the context loader takes and returns."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal
+
+from pydantic import Field
+
+from deepagent.schema import JSON, Strict
+
+
+class PageContext(Strict):
+    """The product page the user is on, e.g. ``{"type": "new_product_page", "product_id": 1}``."""
+
+    type: str = Field(min_length=1, max_length=64)
+    category_id: int | None = None
+    product_id: int | None = None
+
+
+class ContextRequest(Strict):
+    question: str = Field(min_length=1, max_length=2000)
+    user_id: str = "demo"
+    merchant_id: str | None = None
+    page: PageContext | None = None
+    source: str = "api"
+    now: date | None = None
+
+
+class ModuleScore(Strict):
+    name: str
+    score: float
+    selected: bool
+    evidence: list[str] = Field(default_factory=list)
+
+
+class CaseRef(Strict):
+    id: str
+    question: str
+    modules: list[str]
+    score: float
+    bm25: float
+    dense: float
+
+
+class ParamStatus(Strict):
+    provider: str
+    outputs: list[str]
+    status: Literal["ok", "empty", "missing_input", "failed", "timeout", "skipped"]
+    duration_ms: float = 0.0
+    message: str = ""
+
+
+class LoadedContext(Strict):
+    """Everything planning needs that is known before the first planning round."""
+
+    question: str
+    language: Literal["zh", "en"]
+    modules: list[str] = Field(description="identified business modules + common")
+    module_scores: list[ModuleScore]
+    classifier: str
+    tools: list[str]
+    tool_count_total: int
+    skills: list[str]
+    cases: list[CaseRef]
+    params: dict[str, JSON]
+    param_status: list[ParamStatus]
+    timings_ms: dict[str, float]

@@ -1,0 +1,147 @@
+"""Context parameters: system values from the request plus module-declared providers.
+
+Every provider runs as its own task under its own timeout, as soon as the parameters its
+arguments read are settled; independent providers run concurrently. A provider that
+fails, times out or finds nothing is reported in its status and never stops loading.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Sequence
+from graphlib import CycleError, TopologicalSorter
+
+from context_loader.models import ContextRequest, ParamStatus
+from deepagent.binding import BindingError, fill_template, param_names, search
+from deepagent.schema import JSON
+from deepagent.tools import ToolExecutor
+from deepagent.tools.registry import ParamSpec
+
+_TOP_N = re.compile(r"(?:top|前)\s*(\d{1,3})", re.I)
+_COUNT = re.compile(
+    r"(\d{1,3})\s*(?:个|款|家|种|条|categories|category|leaves|leaf|products|brands|items|shops)",
+    re.I,
+)
+
+
+def system_params(request: ContextRequest, now: str) -> dict[str, JSON]:
+    params: dict[str, JSON] = {
+        "question": request.question,
+        "user_id": request.user_id,
+        "source": request.source,
+        "question_time": now,
+    }
+    if request.merchant_id:
+        params["merchant_id"] = request.merchant_id
+    if request.page is not None:
+        params["page"] = request.page.model_dump(exclude_none=True)
+    return params
+
+
+def derived_params(params: dict[str, JSON]) -> None:
+    """Values computed from others: latest_month, month, top_n, count."""
+    coverage = params.get("data_coverage")
+    if isinstance(coverage, dict) and coverage.get("last"):
+        params.setdefault("latest_month", coverage["last"])
+    latest = params.get("latest_month")
+    period = params.get("time")
+    end = period.get("end_month") if isinstance(period, dict) else None
+    if isinstance(end, str) and (not isinstance(latest, str) or end <= latest):
+        params.setdefault("month", end)
+    elif isinstance(latest, str):
+        params.setdefault("month", latest)
+    question = str(params.get("question", ""))
+    if m := _TOP_N.search(question):
+        params.setdefault("top_n", int(m.group(1)))
+    if m := _COUNT.search(question):
+        params.setdefault("count", int(m.group(1)))
+
+
+class ParamLoader:
+    def __init__(self, specs: Sequence[ParamSpec], executor: ToolExecutor) -> None:
+        self.specs = list(specs)
+        self.executor = executor
+        _check_acyclic(self.specs)
+
+    async def load(self, params: dict[str, JSON]) -> list[ParamStatus]:
+        producers: dict[str, list[asyncio.Event]] = {}
+        done = {spec.name: asyncio.Event() for spec in self.specs}
+        for spec in self.specs:
+            for out in spec.outputs:
+                producers.setdefault(out, []).append(done[spec.name])
+        statuses = await asyncio.gather(
+            *(self._run(spec, params, producers, done[spec.name]) for spec in self.specs)
+        )
+        derived_params(params)
+        return list(statuses)
+
+    async def _run(
+        self,
+        spec: ParamSpec,
+        params: dict[str, JSON],
+        producers: dict[str, list[asyncio.Event]],
+        finished: asyncio.Event,
+    ) -> ParamStatus:
+        try:
+            needs = param_names(spec.args)
+            waits = [e for n in needs if n not in params for e in producers.get(n, [])]
+            waits = [e for e in waits if e is not finished]
+            await asyncio.gather(*(e.wait() for e in waits))
+            return await self._call(spec, params)
+        finally:
+            finished.set()
+
+    async def _call(self, spec: ParamSpec, params: dict[str, JSON]) -> ParamStatus:
+        outputs = list(spec.outputs)
+        status = ParamStatus(provider=spec.name, outputs=outputs, status="skipped")
+        if all(o in params for o in outputs):
+            status.message = "already known"
+            return status
+        try:
+            args = fill_template(spec.args, params, str(params.get("question", "")))
+        except BindingError as exc:
+            status.status, status.message = "missing_input", str(exc)
+            return status
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(spec.timeout_s):
+                result = await self.executor.call(spec.tool, args)
+        except TimeoutError:
+            status.status = "timeout"
+            status.message = f"{spec.tool} took longer than {spec.timeout_s:g}s"
+            return status
+        finally:
+            status.duration_ms = round((time.perf_counter() - started) * 1000, 2)
+        if not result.ok:
+            kind = result.error.kind if result.error else "failed"
+            status.status = (
+                "timeout"
+                if kind == "timeout"
+                else ("empty" if kind in ("empty", "invalid_args") else "failed")
+            )
+            status.message = result.plain_text[:300]
+            return status
+        for name, path in spec.outputs.items():
+            value = search(path, result.data)
+            if value is not None and name not in params:
+                params[name] = value
+        status.status = "ok"
+        return status
+
+
+def _check_acyclic(specs: Sequence[ParamSpec]) -> None:
+    """Providers waiting on each other would never start: refuse such a set."""
+    makers: dict[str, list[str]] = {}
+    for spec in specs:
+        for out in spec.outputs:
+            makers.setdefault(out, []).append(spec.name)
+    graph = {
+        spec.name: {m for n in param_names(spec.args) for m in makers.get(n, []) if m != spec.name}
+        for spec in specs
+    }
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as exc:
+        raise ValueError(f"context parameter providers form a cycle: {exc.args[1]}") from exc

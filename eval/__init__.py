@@ -1,0 +1,1 @@
+"""Evaluation: labelled sets (eval/sets/), runners and metrics."""
