@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import sqlite3
 from collections.abc import Iterator
 from datetime import date
@@ -12,6 +14,28 @@ import pytest
 from business.data.generator import generate
 from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(self: socket.socket, address: object) -> None:
+    """Refuse connections off this machine: the suite makes no network model call."""
+    if isinstance(address, tuple) and self.family in (socket.AF_INET, socket.AF_INET6):
+        host = str(address[0])
+        try:
+            local = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            local = False
+        if not local:
+            raise ConnectionRefusedError(f"tests may not connect to {host}")
+    _real_connect(self, address)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_network() -> Iterator[None]:
+    socket.socket.connect = _loopback_only  # type: ignore[method-assign,assignment]
+    yield
+    socket.socket.connect = _real_connect  # type: ignore[method-assign]
 
 
 @pytest.fixture(scope="session")

@@ -178,3 +178,20 @@ def test_console_entry_point_runs(sample_db: Path) -> None:
         [sys.executable, "-m", "deepagent", "tools", "call", "x"], capture_output=True, text=True
     )
     assert proc.returncode == 2 and proc.stderr.startswith("error: unknown tool")
+
+
+def test_context_command_json_and_bad_input(sample_db: Path, tmp_path: Path) -> None:
+    env = {"DEEPAGENT_DATA_PATH": str(sample_db), "DEEPAGENT_CACHE_DIR": str(tmp_path)}
+    app = build_app()
+    result = CliRunner().invoke(
+        app, ["context", "2025年12月女装连衣裙类目下销售额为多少？", "--json"], env=env
+    )
+    assert result.exit_code == 0, result.stderr
+    loaded = json.loads(result.stdout)
+    assert "category_trend" in loaded["modules"] and "common" in loaded["modules"]
+    assert loaded["params"]["month"] == "2025-12"
+    assert loaded["cases"][0]["id"] == "canon-gmv-lookup"
+    for bad, reason in [("   ", "question"), ("x" * 2001, "at most 2000")]:
+        result = CliRunner().invoke(app, ["context", bad], env=env)
+        assert result.exit_code == 2
+        assert result.stderr.count("\n") == 1 and reason in result.stderr

@@ -71,8 +71,11 @@ def _print(ctx: LoadedContext) -> None:
         console.print(f"[bold]case[/] {c.id} {c.score:.2f} [dim]{c.question}[/]")
     console.print_json(json.dumps(ctx.params, ensure_ascii=False))
     for p in ctx.param_status:
-        if p.status != "ok":
+        if p.status in ("failed", "timeout"):
             console.print(f"[yellow]param {p.provider}: {p.status}[/] [dim]{p.message}[/]")
+    absent = [p.provider for p in ctx.param_status if p.status in ("empty", "missing_input")]
+    if absent:
+        console.print("[dim]not in this question or request: " + ", ".join(absent) + "[/]")
     console.print(
         "[bold]timings ms[/] " + ", ".join(f"{k} {v:.1f}" for k, v in ctx.timings_ms.items())
     )
