@@ -22,8 +22,7 @@ data: $(STAMP)
 QUESTION ?= 我想研发美容护肤类的新品，请帮我分析一下我适合研发哪类新品（选10个竞争强度最低的叶子类目），并帮我分析一下我可能对标的竞品（这些机会类目对应的Top20竞品）有什么特点？
 
 demo: data
-	DEEPAGENT_DATA_PATH=$(DATA) $(VENV)/bin/deepagent context "$(QUESTION)"
-	$(VENV)/bin/deepagent tools call rank_categories --data $(DATA) --args '{"parent_id": 1801, "metric": "competition_index", "order": "asc", "limit": 10, "leaf_only": true}'
+	DEEPAGENT_DATA_PATH=$(DATA) $(VENV)/bin/deepagent ask "$(QUESTION)"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

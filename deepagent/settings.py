@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -53,6 +54,14 @@ class Settings(BaseSettings):
         default_factory=list, description="Case folders replacing the bundled case library."
     )
     case_top_k: int = Field(default=3, ge=1, le=20, description="Cases given to the planner.")
+    max_rounds: int = Field(default=8, ge=1, description="Guard: planning rounds per run.")
+    max_duration_s: float = Field(default=600.0, gt=0, description="Guard: wall time per run.")
+    max_tool_calls: int = Field(default=400, ge=1, description="Guard: tool calls per run.")
+    max_parallel_actions: int = Field(default=8, ge=1, description="Concurrent tool calls.")
+    mode: Literal["react", "parallel", "tree"] = Field(default="tree", description="Planning mode.")
+    checkpoint_path: Path = Field(
+        default=Path("var/checkpoints.sqlite"), description="LangGraph checkpoints (SQLite)."
+    )
 
     def model_for(self, role: Role) -> ModelConfig:
         return self.models.get(role, ModelConfig())

@@ -70,10 +70,20 @@ def executor(registry: ToolRegistry, settings: Settings) -> ToolExecutor:
     return ToolExecutor(registry, ToolContext(settings=settings, now=date(2026, 1, 15)))
 
 
-@pytest.fixture
-def db(sample_db: Path) -> Iterator[sqlite3.Connection]:
-    """A plain connection for independent SQL checks of tool outputs."""
-    conn = sqlite3.connect(sample_db)
+def _rows_connection(path: Path) -> Iterator[sqlite3.Connection]:
+    conn = sqlite3.connect(path)
     conn.row_factory = sqlite3.Row
     yield conn
     conn.close()
+
+
+@pytest.fixture
+def db(sample_db: Path) -> Iterator[sqlite3.Connection]:
+    """A plain connection for independent SQL checks of tool outputs."""
+    yield from _rows_connection(sample_db)
+
+
+@pytest.fixture
+def full(full_db: Path) -> Iterator[sqlite3.Connection]:
+    """The same on the full database (test_data_*.py use their own read-only one)."""
+    yield from _rows_connection(full_db)

@@ -195,3 +195,34 @@ def test_context_command_json_and_bad_input(sample_db: Path, tmp_path: Path) -> 
         result = CliRunner().invoke(app, ["context", bad], env=env)
         assert result.exit_code == 2
         assert result.stderr.count("\n") == 1 and reason in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["ask", "   "], "question"),
+        (["ask", "x" * 2001], "at most 2000"),
+        (["ask", "q", "--mode", "fast"], "--mode must be one of"),
+        (["ask", "--thread", "abc"], "go together"),
+        (["ask", "q", "--now", "soon"], "--now must be a date"),
+    ],
+)
+def test_ask_bad_input_exits_2(sample_db: Path, args: list[str], reason: str) -> None:
+    code, out, err = run(*args, data=sample_db)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and reason in err
+
+
+def test_ask_json_prints_the_run_record(sample_db: Path, tmp_path: Path) -> None:
+    env = {
+        "DEEPAGENT_DATA_PATH": str(sample_db),
+        "DEEPAGENT_CACHE_DIR": str(tmp_path / "cache"),
+        "DEEPAGENT_CHECKPOINT_PATH": str(tmp_path / "checkpoints.sqlite"),
+    }
+    question = "2025年12月女装连衣裙类目下销售额为多少？"
+    result = CliRunner().invoke(build_app(), ["ask", question, "--json"], env=env)
+    assert result.exit_code == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["status"] == "completed" and record["planning_rounds"] == 2
+    assert record["question"] == question and "GMV" in record["analysis"]
+    assert (tmp_path / "checkpoints.sqlite").exists()

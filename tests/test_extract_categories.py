@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from deepagent.schema import ToolResult
-from deepagent.settings import Settings
-from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
-from deepagent.tools.registry import load_module
+from deepagent.tools import ToolExecutor
+from tests.tool_helpers import cat_id, kind, module_executor
 
-NOW = date(2026, 1, 15)
 CATEGORY_KEYS = {"id", "name_zh", "name_en", "path_zh", "path_en", "is_leaf", "level"}
 
 DRESSES_Q = "2025年12月女装连衣裙类目下销售额为多少？"
@@ -33,38 +29,14 @@ GENERIC_QS = [
 ]
 
 
-def make_executor(path: Path) -> ToolExecutor:
-    registry = ToolRegistry([load_module("business.modules.common")])
-    settings = Settings(data_path=path, max_result_chars=200_000)
-    return ToolExecutor(registry, ToolContext(settings=settings, now=NOW))
-
-
 @pytest.fixture
 def ex(sample_db: Path) -> ToolExecutor:
-    return make_executor(sample_db)
+    return module_executor(sample_db, "common")
 
 
 @pytest.fixture
 def full_ex(full_db: Path) -> ToolExecutor:
-    return make_executor(full_db)
-
-
-@pytest.fixture
-def full(full_db: Path) -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(full_db)
-    conn.row_factory = sqlite3.Row
-    yield conn
-    conn.close()
-
-
-def kind(res: ToolResult) -> str | None:
-    return None if res.error is None else res.error.kind
-
-
-def cat_id(db: sqlite3.Connection, where: str, *params: Any) -> int:
-    rows = db.execute(f"SELECT id FROM categories WHERE {where}", params).fetchall()
-    assert len(rows) == 1, (where, params, [tuple(r) for r in rows])
-    return int(rows[0][0])
+    return module_executor(full_db, "common")
 
 
 async def extract(ex: ToolExecutor, text: str, **extra: Any) -> ToolResult:

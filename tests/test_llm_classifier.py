@@ -7,24 +7,22 @@ from langchain_core.messages import AIMessage
 from context_loader.identify import Evidence, LLMClassifier, OfflineClassifier
 from context_loader.models import PageContext
 from deepagent.llm.testing import ScriptedChatModel
-from deepagent.tools.registry import ModuleManifest
+from tests.tool_helpers import manifest
 
 MANIFESTS = [
-    ModuleManifest(
-        name="category_trend",
-        title_zh="类目趋势",
-        title_en="Category trend",
-        description="Market size and competition of categories.",
-        keywords=["类目", "competition"],
-        pages=["category_report"],
+    manifest(
+        "category_trend",
+        ("类目趋势", "Category trend"),
+        "Market size and competition of categories.",
+        ["类目", "competition"],
+        "category_report",
     ),
-    ModuleManifest(
-        name="search_insight",
-        title_zh="搜索洞察",
-        title_en="Search insight",
-        description="Search terms and their volume.",
-        keywords=["搜索"],
-        pages=["search_insight_page"],
+    manifest(
+        "search_insight",
+        ("搜索洞察", "Search insight"),
+        "Search terms and their volume.",
+        ["搜索"],
+        "search_insight_page",
     ),
 ]
 QUESTION = "Which categories are least crowded, and what do people search for there?"

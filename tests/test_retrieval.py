@@ -9,10 +9,10 @@ import yaml
 
 from context_loader.identify import Evidence, OfflineClassifier, keyword_hits, parse_modules
 from context_loader.models import PageContext
-from deepagent.tools.registry import ModuleManifest
 from rag_cases.retriever import CaseRetriever, Embedder, Vectors
 from rag_cases.store import CaseLibrary, load_cases
 from rag_cases.text import tokenize
+from tests.tool_helpers import manifest
 
 
 def case(cid: str, question: str, lang: str, modules: list[str]) -> dict[str, object]:
@@ -106,29 +106,16 @@ def test_embeddings_are_cached_by_content_hash(library: CaseLibrary, tmp_path: P
 
 
 MANIFESTS = [
-    ModuleManifest(
-        name="category_trend",
-        title_zh="类目",
-        title_en="Category",
-        description="d",
-        keywords=["类目", "category", "competition"],
-        pages=["category_report"],
+    manifest(
+        "category_trend",
+        ("类目", "Category"),
+        "d",
+        ["类目", "category", "competition"],
+        "category_report",
     ),
-    ModuleManifest(
-        name="new_product",
-        title_zh="新品",
-        title_en="New",
-        description="d",
-        keywords=["新品", "price band"],
-        pages=["new_product_page"],
-    ),
-    ModuleManifest(
-        name="search_insight",
-        title_zh="搜索",
-        title_en="Search",
-        description="d",
-        keywords=["搜索", "search term"],
-        pages=["search_insight_page"],
+    manifest("new_product", ("新品", "New"), "d", ["新品", "price band"], "new_product_page"),
+    manifest(
+        "search_insight", ("搜索", "Search"), "d", ["搜索", "search term"], "search_insight_page"
     ),
 ]
 

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from deepagent.schema import ToolResult
-from deepagent.settings import Settings
-from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
-from deepagent.tools.registry import load_module
+from deepagent.tools import ToolExecutor
+from tests.tool_helpers import kind, leaves_under, module_executor
 
 BEAUTY = 1801
 METRICS = ("gmv", "units", "buyers", "sellers", "avg_price", "new_product_share",
@@ -21,23 +18,7 @@ METRICS = ("gmv", "units", "buyers", "sellers", "avg_price", "new_product_share"
 
 @pytest.fixture
 def ex(sample_db: Path) -> ToolExecutor:
-    registry = ToolRegistry([load_module("business.modules.category_trend")])
-    settings = Settings(data_path=sample_db, max_result_chars=200_000)
-    return ToolExecutor(registry, ToolContext(settings=settings, now=date(2026, 1, 15)))
-
-
-def kind(res: ToolResult) -> str | None:
-    return None if res.error is None else res.error.kind
-
-
-def leaves_under(db: sqlite3.Connection, category_id: int) -> list[int]:
-    """Leaves below (or equal to) a category by path prefix, not by parent_id."""
-    path = db.execute("SELECT path_en FROM categories WHERE id = ?", (category_id,)).fetchone()[0]
-    rows = db.execute(
-        "SELECT id FROM categories WHERE is_leaf = 1 AND (path_en = ? OR path_en LIKE ? || ' > %')",
-        (path, path),
-    ).fetchall()
-    return sorted(r[0] for r in rows)
+    return module_executor(sample_db, "category_trend")
 
 
 def metric_rows(db: sqlite3.Connection, ids: list[int], month: str) -> dict[int, sqlite3.Row]:

@@ -4,37 +4,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import date
 from pathlib import Path
 
 import pytest
 
-from deepagent.schema import ToolResult
-from deepagent.settings import Settings
-from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
-from deepagent.tools.registry import load_module
+from deepagent.tools import ToolExecutor
+from tests.tool_helpers import kind, last_month, module_executor
 
 MERCHANT = "M1001"
 
 
 @pytest.fixture
 def ex(sample_db: Path) -> ToolExecutor:
-    registry = ToolRegistry(
-        [
-            load_module("business.modules.new_product"),
-            load_module("business.modules.competitor_flow"),
-        ]
-    )
-    settings = Settings(data_path=sample_db, max_result_chars=500_000)
-    return ToolExecutor(registry, ToolContext(settings=settings, now=date(2026, 1, 15)))
-
-
-def kind(res: ToolResult) -> str | None:
-    return None if res.error is None else res.error.kind
-
-
-def last_month(db: sqlite3.Connection) -> str:
-    return str(db.execute("SELECT MAX(month) FROM category_metrics").fetchone()[0])
+    return module_executor(sample_db, "new_product", "competitor_flow", max_result_chars=500_000)
 
 
 def flowing_product(db: sqlite3.Connection) -> int:

@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import date
 from pathlib import Path
 
 import pytest
 
-from deepagent.settings import Settings
-from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
-from deepagent.tools.registry import load_module
+from deepagent.tools import ToolExecutor
+from tests.tool_helpers import leaves_under, module_executor
 
 
 @pytest.fixture
 def ex(sample_db: Path) -> ToolExecutor:
-    registry = ToolRegistry([load_module("business.modules.consumer_insight")])
-    ctx = ToolContext(settings=Settings(data_path=sample_db), now=date(2026, 1, 15))
-    return ToolExecutor(registry, ctx)
-
-
-def leaves_under(db: sqlite3.Connection, category_id: int) -> list[int]:
-    """Leaves below a category by path prefix (independent of the tools' parent_id walk)."""
-    path = db.execute("SELECT path_en FROM categories WHERE id = ?", (category_id,)).fetchone()[0]
-    rows = db.execute(
-        "SELECT id FROM categories WHERE is_leaf = 1 AND (path_en = ? OR path_en LIKE ? || ' > %')",
-        (path, path),
-    ).fetchall()
-    return sorted(r[0] for r in rows)
+    return module_executor(sample_db, "consumer_insight", max_result_chars=None)
 
 
 def busiest_product(db: sqlite3.Connection) -> int:

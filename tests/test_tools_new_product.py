@@ -4,32 +4,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import date
 from pathlib import Path
 
 import pytest
 
 from deepagent.schema import ToolResult
-from deepagent.settings import Settings
-from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
-from deepagent.tools.registry import load_module
+from deepagent.tools import ToolExecutor
+from tests.tool_helpers import kind, last_month, leaves_under, module_executor
 
 MERCHANT = "M1001"
 
 
 @pytest.fixture
 def ex(sample_db: Path) -> ToolExecutor:
-    registry = ToolRegistry([load_module("business.modules.new_product")])
-    settings = Settings(data_path=sample_db, max_result_chars=500_000)
-    return ToolExecutor(registry, ToolContext(settings=settings, now=date(2026, 1, 15)))
-
-
-def kind(res: ToolResult) -> str | None:
-    return None if res.error is None else res.error.kind
-
-
-def last_month(db: sqlite3.Connection) -> str:
-    return str(db.execute("SELECT MAX(month) FROM category_metrics").fetchone()[0])
+    return module_executor(sample_db, "new_product", max_result_chars=500_000)
 
 
 def assert_names_months(res: ToolResult, db: sqlite3.Connection) -> None:
@@ -47,16 +35,6 @@ def busy_band(db: sqlite3.Connection) -> sqlite3.Row:
         "ORDER BY n DESC, p.price_band_id, pm.month LIMIT 1"
     ).fetchone()
     return row
-
-
-def leaves_under(db: sqlite3.Connection, category_id: int) -> list[int]:
-    """Leaves below a category by path prefix (independent of the tools' parent_id walk)."""
-    path = db.execute("SELECT path_en FROM categories WHERE id = ?", (category_id,)).fetchone()[0]
-    rows = db.execute(
-        "SELECT id FROM categories WHERE is_leaf = 1 AND (path_en = ? OR path_en LIKE ? || ' > %')",
-        (path, path),
-    ).fetchall()
-    return sorted(r[0] for r in rows)
 
 
 async def test_my_new_products_pagination(ex: ToolExecutor, db: sqlite3.Connection) -> None:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from deepagent.schema import ToolResult
-from deepagent.settings import Settings
-from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
-from deepagent.tools.registry import load_module
+from deepagent.tools import ToolExecutor
+from tests.tool_helpers import kind, leaves_under, module_executor
 
 BEAUTY = 1801
 AIR_FRYER = 513259301
@@ -22,28 +19,12 @@ SHARE_RANGES = {"double11": (0.25, 0.45), "mid618": (0.12, 0.30)}
 
 @pytest.fixture
 def ex(sample_db: Path) -> ToolExecutor:
-    registry = ToolRegistry([load_module("business.modules.promotion")])
-    settings = Settings(data_path=sample_db, max_result_chars=200_000)
-    return ToolExecutor(registry, ToolContext(settings=settings, now=date(2026, 1, 15)))
-
-
-def kind(res: ToolResult) -> str | None:
-    return None if res.error is None else res.error.kind
+    return module_executor(sample_db, "promotion")
 
 
 def cid(db: sqlite3.Connection, code: str, year: int) -> int:
     sql = "SELECT id FROM campaigns WHERE code = ? AND year = ?"
     return int(db.execute(sql, (code, year)).fetchone()[0])
-
-
-def leaves_under(db: sqlite3.Connection, category_id: int) -> list[int]:
-    """Leaves below (or equal to) a category by path prefix, not by parent_id."""
-    path = db.execute("SELECT path_en FROM categories WHERE id = ?", (category_id,)).fetchone()[0]
-    rows = db.execute(
-        "SELECT id FROM categories WHERE is_leaf = 1 AND (path_en = ? OR path_en LIKE ? || ' > %')",
-        (path, path),
-    ).fetchall()
-    return sorted(r[0] for r in rows)
 
 
 def campaign_metric(db: sqlite3.Connection, campaign: int, category: int) -> sqlite3.Row:

@@ -4,37 +4,19 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from datetime import date
 from pathlib import Path
 
 import pytest
 
-from deepagent.settings import Settings
-from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
-from deepagent.tools.registry import load_module
+from deepagent.tools import ToolExecutor
+from tests.tool_helpers import kind, leaves_under, module_executor
 
 MONTH, BASE_3M, BASE_YOY = "2025-06", "2025-03", "2024-06"
 
 
-def executor_for(path: Path) -> ToolExecutor:
-    registry = ToolRegistry([load_module("business.modules.search_insight")])
-    ctx = ToolContext(settings=Settings(data_path=path), now=date(2026, 1, 15))
-    return ToolExecutor(registry, ctx)
-
-
 @pytest.fixture
 def ex(sample_db: Path) -> ToolExecutor:
-    return executor_for(sample_db)
-
-
-def leaves_under(db: sqlite3.Connection, category_id: int) -> list[int]:
-    """Leaves below a category by path prefix (independent of the tools' parent_id walk)."""
-    path = db.execute("SELECT path_en FROM categories WHERE id = ?", (category_id,)).fetchone()[0]
-    rows = db.execute(
-        "SELECT id FROM categories WHERE is_leaf = 1 AND (path_en = ? OR path_en LIKE ? || ' > %')",
-        (path, path),
-    ).fetchall()
-    return sorted(r[0] for r in rows)
+    return module_executor(sample_db, "search_insight", max_result_chars=None)
 
 
 def busiest_leaf(db: sqlite3.Connection) -> int:
@@ -58,11 +40,6 @@ def parent_with_terms(db: sqlite3.Connection) -> int:
         if n >= 2:
             return int(cid)
     raise AssertionError("no parent category with searched leaves")
-
-
-def error_kind(res: object) -> str | None:
-    err = getattr(res, "error", None)
-    return None if err is None else str(err.kind)
 
 
 async def test_search_keywords_of_a_leaf(ex: ToolExecutor, db: sqlite3.Connection) -> None:
@@ -109,12 +86,12 @@ async def test_search_keywords_errors(ex: ToolExecutor, db: sqlite3.Connection) 
     first, last = db.execute("SELECT MIN(month), MAX(month) FROM category_metrics").fetchone()
     cid = busiest_leaf(db)
     res = await ex.call("get_search_keywords", {"category_id": cid, "month": "2030-01"})
-    assert error_kind(res) == "empty"
+    assert kind(res) == "empty"
     assert first in res.plain_text and last in res.plain_text
     res = await ex.call("get_search_keywords", {"category_id": 987654321})
-    assert error_kind(res) == "empty" and "recognize_category" in res.plain_text
+    assert kind(res) == "empty" and "recognize_category" in res.plain_text
     res = await ex.call("get_search_keywords", {"category_id": cid, "limit": 0})
-    assert error_kind(res) == "invalid_args"
+    assert kind(res) == "invalid_args"
 
 
 async def test_keyword_trend_by_id_and_by_text(ex: ToolExecutor, db: sqlite3.Connection) -> None:
@@ -168,9 +145,9 @@ async def test_keyword_trend_ambiguous_text_lists_candidates(
             (other_cat, "测试词", text.upper()),
         ).lastrowid
         conn.execute("INSERT INTO search_metrics VALUES (?, '2025-12', 1234, 0.3, 0.05)", (new_id,))
-    ex = executor_for(path)
+    ex = module_executor(path, "search_insight", max_result_chars=None)
     res = await ex.call("get_keyword_trend", {"keyword": text})
-    assert error_kind(res) == "empty"
+    assert kind(res) == "empty"
     assert [c["id"] for c in res.data["candidates"]] == [orig_id, new_id]
     assert "keyword_id" in res.plain_text
     narrowed = await ex.call("get_keyword_trend", {"keyword": text, "category_id": other_cat})
@@ -185,20 +162,20 @@ async def test_keyword_trend_errors(ex: ToolExecutor, db: sqlite3.Connection) ->
     kid = db.execute("SELECT MIN(id) FROM search_keywords").fetchone()[0]
     for args in ({}, {"keyword_id": kid, "keyword": "x"}):
         res = await ex.call("get_keyword_trend", args)
-        assert error_kind(res) == "invalid_args"
+        assert kind(res) == "invalid_args"
         assert "exactly one of keyword_id or keyword" in res.plain_text
     res = await ex.call("get_keyword_trend", {"keyword": "no such search term zzz"})
-    assert error_kind(res) == "empty" and "get_search_keywords" in res.plain_text
+    assert kind(res) == "empty" and "get_search_keywords" in res.plain_text
     res = await ex.call("get_keyword_trend", {"keyword_id": 987654321})
-    assert error_kind(res) == "empty"
+    assert kind(res) == "empty"
     res = await ex.call(
         "get_keyword_trend", {"keyword_id": kid, "start_month": "2019-01", "end_month": "2019-12"}
     )
-    assert error_kind(res) == "empty" and "2024-01" in res.plain_text
+    assert kind(res) == "empty" and "2024-01" in res.plain_text
     res = await ex.call(
         "get_keyword_trend", {"keyword_id": kid, "start_month": "2025-06", "end_month": "2025-01"}
     )
-    assert error_kind(res) == "invalid_args"
+    assert kind(res) == "invalid_args"
 
 
 RISING_SQL = (
@@ -245,7 +222,7 @@ async def test_rising_keywords_yoy_basis(ex: ToolExecutor, db: sqlite3.Connectio
     ).fetchall()
     res = await ex.call("get_rising_keywords", {"category_id": cid, "month": MONTH, "basis": "yoy"})
     if not expected:
-        assert error_kind(res) == "empty"
+        assert kind(res) == "empty"
         return
     assert res.ok, res.plain_text
     assert [k["id"] for k in res.data["keywords"]] == [r[0] for r in expected[:10]]
@@ -255,17 +232,17 @@ async def test_rising_keywords_yoy_basis(ex: ToolExecutor, db: sqlite3.Connectio
 async def test_rising_keywords_errors(ex: ToolExecutor, db: sqlite3.Connection) -> None:
     cid = busiest_leaf(db)
     res = await ex.call("get_rising_keywords", {"category_id": cid, "month": "2024-02"})
-    assert error_kind(res) == "empty" and "2024-01" in res.plain_text  # needs 2023-11
+    assert kind(res) == "empty" and "2024-01" in res.plain_text  # needs 2023-11
     res = await ex.call(
         "get_rising_keywords", {"category_id": cid, "month": "2024-08", "basis": "yoy"}
     )
-    assert error_kind(res) == "empty" and "2025-01" in res.plain_text
+    assert kind(res) == "empty" and "2025-01" in res.plain_text
     res = await ex.call("get_rising_keywords", {"category_id": cid, "month": "2031-01"})
-    assert error_kind(res) == "empty"
+    assert kind(res) == "empty"
     res = await ex.call("get_rising_keywords", {"category_id": 987654321})
-    assert error_kind(res) == "empty"
+    assert kind(res) == "empty"
     res = await ex.call("get_rising_keywords", {"category_id": cid, "basis": "weekly"})
-    assert error_kind(res) == "invalid_args"
+    assert kind(res) == "invalid_args"
 
 
 async def test_category_search_volume_sums_leaves(ex: ToolExecutor, db: sqlite3.Connection) -> None:
@@ -304,11 +281,11 @@ async def test_category_search_volume_errors(ex: ToolExecutor) -> None:
         "get_category_search_volume",
         {"category_id": 987654321, "start_month": "2025-01", "end_month": "2025-02"},
     )
-    assert error_kind(res) == "empty" and "recognize_category" in res.plain_text
+    assert kind(res) == "empty" and "recognize_category" in res.plain_text
     res = await ex.call(
         "get_category_search_volume",
         {"category_id": 1, "start_month": "2027-01", "end_month": "2027-06"},
     )
-    assert error_kind(res) == "empty" and "2025-12" in res.plain_text
+    assert kind(res) == "empty" and "2025-12" in res.plain_text
     res = await ex.call("get_category_search_volume", {"category_id": 1, "end_month": "June"})
-    assert error_kind(res) == "invalid_args"
+    assert kind(res) == "invalid_args"

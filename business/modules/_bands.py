@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from business.modules._products import SUBTREE_CTE, product_label, share_text
-from business.modules._shared import money
+from business.modules._products import product_label, share_text
+from business.modules._shared import SUBTREE_CTE, money
 from business.store import Row, Store
 
 MY_NEW_WHERE = "p.merchant_id = ? AND p.launch_month >= ?"

@@ -13,6 +13,7 @@ from typing import Any
 from business.modules._shared import (
     get_category,
     label,
+    leaf_ids,
     money,
     no_category,
     resolve_month,
@@ -38,12 +39,6 @@ PRODUCT_FROM = (
 )
 PRODUCT_SELECT = f"SELECT {PRODUCT_COLUMNS} {PRODUCT_FROM}"
 """Product rows with category, band and merchant names; append WHERE/JOIN clauses."""
-
-SUBTREE_CTE = (
-    "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL "
-    "SELECT c.id FROM categories c JOIN sub ON c.parent_id = sub.id) "
-)
-"""Binds one parameter (the root category id); ``sub`` holds the root and its descendants."""
 
 BASIC = (
     "id",
@@ -211,12 +206,7 @@ def month_sales_sql(where: str) -> str:
 
 
 async def leaf_count(store: Store, category_id: int) -> int:
-    row = await store.fetch_one(
-        f"{SUBTREE_CTE}SELECT COUNT(*) AS n FROM categories WHERE is_leaf = 1 "
-        "AND id IN (SELECT id FROM sub)",
-        (category_id,),
-    )
-    return int(row["n"]) if row else 0
+    return len(await leaf_ids(store, category_id))
 
 
 async def band_of(store: Store, cat: Row, band_id: int, source: str) -> Row | ToolResult:

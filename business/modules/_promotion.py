@@ -6,16 +6,12 @@ import re
 from datetime import date
 from typing import Any
 
+from business.modules._shared import LEAF_IDS_SQL, get_category, no_category, rounded
 from business.store import Row, Store
 from deepagent.schema import ToolResult
 
 TITLE = "Campaigns & promotions"
 CAMP_COLS = "id, code, name_zh, name_en, year, start_date, end_date, month"
-SUBTREE_LEAVES = (
-    "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL "
-    "SELECT c.id FROM categories c JOIN sub ON c.parent_id = sub.id) "
-    "SELECT c.id FROM categories c JOIN sub ON sub.id = c.id WHERE c.is_leaf = 1"
-)
 METRIC_DIGITS = {"gmv": 2, "baseline_gmv": 2, "month_gmv": 2, "units": 0}
 
 # Campaign code -> patterns of the names people use for it (matched on lower-cased text).
@@ -74,6 +70,32 @@ def no_campaign(campaign_id: int, source: str) -> ToolResult:
     )
 
 
+async def campaign_and_source(
+    store: Store, campaign_id: int, table: str
+) -> tuple[Row, str] | ToolResult:
+    """The campaign row and the source naming ``table`` and the campaign, or the ``empty``
+    result when the campaign does not exist."""
+    camp = await get_campaign(store, campaign_id)
+    if camp is None:
+        return no_campaign(campaign_id, src(table, "?"))
+    return camp, src(table, f"{camp['year']} {camp['name_en']}")
+
+
+async def campaign_and_category(
+    store: Store, campaign_id: int, category_id: int, table: str
+) -> tuple[Row, Row, str] | ToolResult:
+    """``campaign_and_source`` and the category row, or the ``empty`` result explaining why
+    not."""
+    found = await campaign_and_source(store, campaign_id, table)
+    if isinstance(found, ToolResult):
+        return found
+    camp, source = found
+    cat = await get_category(store, category_id)
+    if cat is None:
+        return no_category(category_id, source)
+    return camp, cat, source
+
+
 def match_codes(text: str) -> list[str]:
     """Campaign codes named in a text, in the order they appear."""
     low = text.lower()
@@ -99,10 +121,7 @@ def year_in(text: str, today: date) -> int | None:
 
 
 def rnd(metric: str, value: Any) -> Any:
-    if value is None:
-        return None
-    digits = METRIC_DIGITS.get(metric, 4)
-    return int(value) if digits == 0 else round(float(value), digits)
+    return rounded(value, METRIC_DIGITS.get(metric, 4))
 
 
 def metrics(row: Row) -> dict[str, Any]:
@@ -161,20 +180,6 @@ async def category_metrics(
     return {int(r["id"]): metrics(r) for r in rows}
 
 
-async def candidates(store: Store, parent_id: int | None, leaf_only: bool) -> list[Row]:
-    """Categories to rank: leaves under a parent (or all leaves), or its direct children."""
-    cols = "c.id, c.name_zh, c.name_en, c.level, c.is_leaf, c.path_zh, c.path_en"
-    if leaf_only and parent_id is None:
-        return await store.fetch_all(f"SELECT {cols} FROM categories c WHERE c.is_leaf = 1")
-    if leaf_only:
-        return await store.fetch_all(
-            f"SELECT {cols} FROM categories c WHERE c.id IN ({SUBTREE_LEAVES})", (parent_id,)
-        )
-    return await store.fetch_all(
-        f"SELECT {cols} FROM categories c WHERE c.parent_id IS ?", (parent_id,)
-    )
-
-
 TOP_PRODUCTS_SQL = (
     "SELECT p.id, p.title_zh, p.title_en, p.brand, p.merchant_id, p.category_id, p.price, "
     "p.price_band_id, b.label AS band_label, k.name_zh AS category_name_zh, "
@@ -182,7 +187,7 @@ TOP_PRODUCTS_SQL = (
     "FROM campaign_product_metrics m JOIN products p ON p.id = m.product_id "
     "JOIN price_bands b ON b.id = p.price_band_id JOIN categories k ON k.id = p.category_id "
     "LEFT JOIN product_metrics pm ON pm.product_id = p.id AND pm.month = ? "
-    f"WHERE m.campaign_id = ? AND p.category_id IN ({SUBTREE_LEAVES}) "
+    f"WHERE m.campaign_id = ? AND p.category_id IN ({LEAF_IDS_SQL}) "
     "ORDER BY m.gmv DESC, p.id"
 )
 

@@ -30,6 +30,22 @@ OptionalMonth = Annotated[
 CategoryId = Annotated[int, Field(gt=0, description="Category id, e.g. 1801")]
 ProductId = Annotated[int, Field(gt=0, description="Product id")]
 
+CATEGORY_COLUMNS = (
+    "c.id, c.parent_id, c.name_zh, c.name_en, c.level, c.is_leaf, c.path_zh, c.path_en"
+)
+"""A category row's columns, from ``categories c``."""
+CATEGORY_REF_KEYS = ("id", "name_zh", "name_en", "level", "is_leaf", "path_zh", "path_en")
+"""The keys of ``category_ref``, in order."""
+SUBTREE_CTE = (
+    "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL "
+    "SELECT c.id FROM categories c JOIN sub ON c.parent_id = sub.id) "
+)
+"""Binds one parameter (the root category id); ``sub`` holds the root and its descendants."""
+LEAF_IDS_SQL = (
+    f"{SUBTREE_CTE}SELECT c.id FROM categories c JOIN sub ON c.id = sub.id WHERE c.is_leaf = 1"
+)
+"""The ids of the leaf categories under a category (itself when it is a leaf); binds its id."""
+
 
 class Args(BaseModel):
     """Base for tool input models: unknown arguments are rejected."""
@@ -75,10 +91,41 @@ async def resolve_range(
 
 async def get_category(store: Store, category_id: int) -> Row | None:
     return await store.fetch_one(
-        "SELECT id, parent_id, name_zh, name_en, level, is_leaf, path_zh, path_en "
-        "FROM categories WHERE id = ?",
-        (category_id,),
+        f"SELECT {CATEGORY_COLUMNS} FROM categories c WHERE c.id = ?", (category_id,)
     )
+
+
+async def leaf_ids(store: Store, category_id: int) -> list[int]:
+    """The leaf categories under ``category_id`` (itself when it is a leaf)."""
+    return [r["id"] for r in await store.fetch_all(LEAF_IDS_SQL, (category_id,))]
+
+
+async def leaf_categories(store: Store, category_id: int, order_by: str = "") -> list[Row]:
+    """The rows (``CATEGORY_COLUMNS``) of the leaf categories under ``category_id`` (itself
+    when it is a leaf), in ``order_by`` order (e.g. 'c.path_en, c.id') when it is given."""
+    sql = f"SELECT {CATEGORY_COLUMNS} FROM categories c WHERE c.id IN ({LEAF_IDS_SQL})"
+    return await store.fetch_all(
+        sql + (f" ORDER BY {order_by}" if order_by else ""), (category_id,)
+    )
+
+
+async def rank_candidates(store: Store, parent_id: int | None, leaf_only: bool) -> list[Row]:
+    """Categories to rank: with ``leaf_only`` the leaves under ``parent_id`` (every leaf when
+    it is None), else its direct children (the top-level categories when it is None)."""
+    if not leaf_only:
+        return await store.fetch_all(
+            f"SELECT {CATEGORY_COLUMNS} FROM categories c WHERE c.parent_id IS ?", (parent_id,)
+        )
+    if parent_id is None:
+        return await store.fetch_all(
+            f"SELECT {CATEGORY_COLUMNS} FROM categories c WHERE c.is_leaf = 1"
+        )
+    return await leaf_categories(store, parent_id)
+
+
+def category_ref(row: Row) -> dict[str, Any]:
+    """A category row as returned in tool data: ``CATEGORY_REF_KEYS``, is_leaf as a bool."""
+    return {k: bool(row[k]) if k == "is_leaf" else row[k] for k in CATEGORY_REF_KEYS}
 
 
 def no_category(category_id: int, source: str = "") -> ToolResult:
@@ -94,3 +141,10 @@ def label(row: Row) -> str:
 
 def money(value: Any) -> str:
     return f"¥{float(value):,.2f}"
+
+
+def rounded(value: Any, digits: int) -> Any:
+    """``value`` rounded to ``digits`` decimals, an int for 0 digits; None stays None."""
+    if value is None:
+        return None
+    return int(value) if digits == 0 else round(float(value), digits)

@@ -8,18 +8,23 @@ from typing import Any, Literal, get_args
 from pydantic import Field
 
 from business.modules._shared import (
+    CATEGORY_COLUMNS,
     Args,
     CategoryId,
     OptionalMonth,
+    category_ref,
     get_category,
     label,
+    leaf_categories,
     money,
     no_category,
+    rank_candidates,
     resolve_month,
     resolve_range,
+    rounded,
     store_of,
 )
-from business.store import Row, Store
+from business.store import Row
 from deepagent.schema import ToolResult
 from deepagent.tools import ToolContext, tool
 
@@ -32,12 +37,6 @@ Metric = Literal["gmv", "units", "buyers", "sellers", "avg_price", "new_product_
 METRICS: tuple[str, ...] = get_args(Metric)
 _DIGITS = {"gmv": 2, "avg_price": 2, "competition_index": 2, "units": 0, "buyers": 0, "sellers": 0}
 _COLS = ", ".join(f"m.{c}" for c in METRICS)
-_CAT_COLS = "c.id, c.parent_id, c.name_zh, c.name_en, c.level, c.is_leaf, c.path_zh, c.path_en"
-_LEAVES_SQL = (
-    "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL "
-    "SELECT c.id FROM categories c JOIN sub ON c.parent_id = sub.id) "
-    f"SELECT {_CAT_COLS} FROM categories c JOIN sub ON sub.id = c.id WHERE c.is_leaf = 1"
-)
 
 
 def _src(table: str, period: str) -> str:
@@ -45,19 +44,11 @@ def _src(table: str, period: str) -> str:
 
 
 def _round(metric: str, value: Any) -> Any:
-    if value is None:
-        return None
-    digits = _DIGITS.get(metric, 4)
-    return int(value) if digits == 0 else round(float(value), digits)
+    return rounded(value, _DIGITS.get(metric, 4))
 
 
 def _metrics(row: Row) -> dict[str, Any]:
     return {m: _round(m, row[m]) for m in METRICS}
-
-
-def _ref(row: Row) -> dict[str, Any]:
-    keys = ("id", "name_zh", "name_en", "level", "is_leaf", "path_zh", "path_en")
-    return {k: bool(row[k]) if k == "is_leaf" else row[k] for k in keys}
 
 
 def _pct(value: float | None) -> str:
@@ -106,7 +97,7 @@ async def list_leaf_categories(args: ListLeafCategoriesArgs, ctx: ToolContext) -
     cat = await get_category(store, args.category_id)
     if cat is None:
         return no_category(args.category_id, SOURCE)
-    rows = await store.fetch_all(_LEAVES_SQL + " ORDER BY c.path_en, c.id", (args.category_id,))
+    rows = await leaf_categories(store, args.category_id, "c.path_en, c.id")
     cut_zh, cut_en = len(cat["path_zh"]) + 3, len(cat["path_en"]) + 3
     items = [
         {"id": r["id"], "name_zh": r["name_zh"], "name_en": r["name_en"]}
@@ -117,7 +108,7 @@ async def list_leaf_categories(args: ListLeafCategoriesArgs, ctx: ToolContext) -
     names = ", ".join(f"{r['name_zh']} {r['name_en']} ({r['id']})" for r in items[:30])
     more = f" and {len(rows) - 30} more" if len(rows) > 30 else ""
     return ToolResult.success(
-        {"category": _ref(cat), "categories": items},
+        {"category": category_ref(cat), "categories": items},
         f"{label(cat)} has {len(rows)} leaf categories: {names}{more}",
         SOURCE,
         total=len(rows),
@@ -155,7 +146,7 @@ async def get_category_overview(args: CategoryMonthArgs, ctx: ToolContext) -> To
     parent_gmv = sum(float(r["gmv"]) for r in siblings)
     m = _metrics(mine)
     data = {
-        "category": _ref(cat),
+        "category": category_ref(cat),
         "month": month,
         **m,
         "sibling_rank_by_gmv": rank,
@@ -223,7 +214,7 @@ async def get_category_trend(args: CategoryTrendArgs, ctx: ToolContext) -> ToolR
         f"{money(peak['gmv'])}, trough {trough['month']} {money(trough['gmv'])}"
     )
     return ToolResult.success(
-        {"category": _ref(cat), "summary": summary, "months": series}, text, source, total=n
+        {"category": category_ref(cat), "summary": summary, "months": series}, text, source, total=n
     )
 
 
@@ -238,17 +229,6 @@ class RankCategoriesArgs(Args):
         False, description="Rank all leaf descendants (any depth) instead of direct children"
     )
     month: OptionalMonth
-
-
-async def _candidates(store: Store, parent: Row | None, leaf_only: bool) -> list[Row]:
-    if leaf_only:
-        if parent is None:
-            return await store.fetch_all(f"SELECT {_CAT_COLS} FROM categories c WHERE is_leaf = 1")
-        return await store.fetch_all(_LEAVES_SQL, (parent["id"],))
-    return await store.fetch_all(
-        f"SELECT {_CAT_COLS} FROM categories c WHERE c.parent_id IS ?",
-        (None if parent is None else parent["id"],),
-    )
 
 
 @tool(module=MODULE, function_module="category_ranking")
@@ -266,7 +246,7 @@ async def rank_categories(args: RankCategoriesArgs, ctx: ToolContext) -> ToolRes
     if isinstance(month, ToolResult):
         return month
     source = _src("category_metrics", month)
-    cands = await _candidates(store, parent, args.leaf_only)
+    cands = await rank_candidates(store, None if parent is None else parent["id"], args.leaf_only)
     where = "all top-level categories" if parent is None else label(parent)
     if not cands:
         return ToolResult.empty(
@@ -284,7 +264,7 @@ async def rank_categories(args: RankCategoriesArgs, ctx: ToolContext) -> ToolRes
     items = [
         {
             "rank": i,
-            **_ref(by_id[r["id"]]),
+            **category_ref(by_id[r["id"]]),
             args.metric: _round(args.metric, r[args.metric]),
             "gmv": _round("gmv", r["gmv"]),
             "competition_index": _round("competition_index", r["competition_index"]),
@@ -303,7 +283,10 @@ async def rank_categories(args: RankCategoriesArgs, ctx: ToolContext) -> ToolRes
     )
     skipped = len(cands) - len(rows)
     note = f" ({skipped} without a {args.metric} value skipped)" if skipped else ""
-    data: dict[str, Any] = {"parent": None if parent is None else _ref(parent), "month": month}
+    data: dict[str, Any] = {
+        "parent": None if parent is None else category_ref(parent),
+        "month": month,
+    }
     data |= {"metric": args.metric, "order": args.order, "leaf_only": args.leaf_only}
     return ToolResult.success(
         data | {"categories": items},
@@ -333,7 +316,7 @@ async def compare_categories(args: CompareCategoriesArgs, ctx: ToolContext) -> T
     ids = list(dict.fromkeys(args.category_ids))
     marks = ",".join("?" * len(ids))
     rows = await store.fetch_all(
-        f"SELECT {_CAT_COLS}, {_COLS} FROM categories c JOIN category_metrics m "
+        f"SELECT {CATEGORY_COLUMNS}, {_COLS} FROM categories c JOIN category_metrics m "
         f"ON m.category_id = c.id AND m.month = ? WHERE c.id IN ({marks})",
         (month, *ids),
     )
@@ -343,7 +326,7 @@ async def compare_categories(args: CompareCategoriesArgs, ctx: ToolContext) -> T
         return ToolResult.empty(
             f"none of the categories {ids} exist; use recognize_category to find ids", source
         )
-    items = [{**_ref(found[i]), **_metrics(found[i])} for i in ids if i in found]
+    items = [{**category_ref(found[i]), **_metrics(found[i])} for i in ids if i in found]
     leaders: dict[str, int | None] = {}
     best_of = (("gmv", max), ("gmv_growth_yoy", max), ("new_product_share", max))
     for metric, best in (*best_of, ("competition_index", min)):
@@ -399,7 +382,7 @@ async def get_category_seasonality(args: CategorySeasonalityArgs, ctx: ToolConte
     peak = max(months, key=lambda m: m["index"])
     low = min(months, key=lambda m: m["index"])
     data = {
-        "category": _ref(cat),
+        "category": category_ref(cat),
         "years": sorted(full),
         "months": months,
         "peak_month": peak["month_of_year"],

@@ -13,6 +13,7 @@ from business.modules._shared import (
     ProductId,
     get_category,
     label,
+    leaf_ids,
     money,
     no_category,
     resolve_month,
@@ -40,11 +41,6 @@ RATING_BANDS: tuple[tuple[float, float | None, str], ...] = (
     (0.0, 3.0, "<3.0"), (3.0, 3.5, "3.0-3.5"), (3.5, 4.0, "3.5-4.0"), (4.0, 4.5, "4.0-4.5"),
     (4.5, None, "4.5-5.0"),
 )  # fmt: skip
-LEAVES_SQL = (
-    "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL "
-    "SELECT c.id FROM categories c JOIN sub ON c.parent_id = sub.id) "
-    "SELECT c.id FROM categories c JOIN sub ON c.id = sub.id WHERE c.is_leaf = 1"
-)
 KEYWORD_SQL = "SELECT keyword_zh, keyword_en, sentiment, mentions FROM review_keywords "
 
 
@@ -54,11 +50,6 @@ def _src(table: str, period: str = "") -> str:
 
 def _pick(row: Row, *keys: str) -> dict[str, Any]:
     return {k: row[k] for k in keys}
-
-
-async def _leaf_ids(store: Store, category_id: int) -> list[int]:
-    """The leaf categories under ``category_id`` (itself when it is a leaf)."""
-    return [r["id"] for r in await store.fetch_all(LEAVES_SQL, (category_id,))]
 
 
 def _marks(ids: list[int]) -> str:
@@ -126,7 +117,7 @@ async def get_review_keywords(args: ReviewKeywordsArgs, ctx: ToolContext) -> Too
         cat = await get_category(store, args.category_id)
         if cat is None:
             return no_category(args.category_id, source)
-        leaves = await _leaf_ids(store, cat["id"])
+        leaves = await leaf_ids(store, cat["id"])
         subject = {
             "type": "category",
             **_pick(cat, "id", "name_zh", "name_en", "path_en"),
@@ -268,7 +259,7 @@ async def get_rating_distribution(args: RatingDistributionArgs, ctx: ToolContext
     cat = await get_category(store, args.category_id)
     if cat is None:
         return no_category(args.category_id, source)
-    leaves = await _leaf_ids(store, cat["id"])
+    leaves = await leaf_ids(store, cat["id"])
     rows = await store.fetch_all(
         "SELECT p.rating, m.gmv FROM products p JOIN product_metrics m ON m.product_id = p.id "
         f"WHERE p.category_id IN ({_marks(leaves)}) AND m.month = ?",

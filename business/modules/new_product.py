@@ -6,8 +6,9 @@ from pydantic import Field
 
 from business.modules import _bands as bd
 from business.modules import _products as pr
-from business.modules._products import BASIC, CATEGORY_KEYS, DETAIL, SUBTREE_CTE, pick
+from business.modules._products import BASIC, CATEGORY_KEYS, DETAIL, pick
 from business.modules._shared import (
+    SUBTREE_CTE,
     Args,
     CategoryId,
     Month,

@@ -11,10 +11,12 @@ from business.modules._promotion import camp_label, camp_ref, pct, src
 from business.modules._shared import (
     Args,
     CategoryId,
+    category_ref,
     get_category,
     label,
     money,
     no_category,
+    rank_candidates,
     store_of,
 )
 from business.store import Row
@@ -28,11 +30,6 @@ CampaignId = Annotated[
 Year = Annotated[
     int | None, Field(None, ge=2000, le=2100, description="Year, e.g. 2025; default all years")
 ]
-_CAT_KEYS = ("id", "name_zh", "name_en", "level", "is_leaf", "path_zh", "path_en")
-
-
-def _cat(row: Row) -> dict[str, Any]:
-    return {k: bool(row[k]) if k == "is_leaf" else row[k] for k in _CAT_KEYS}
 
 
 async def _years(ctx: ToolContext) -> list[int]:
@@ -145,13 +142,12 @@ async def get_campaign_performance(args: CampaignCategoryArgs, ctx: ToolContext)
     share of the month's GMV, uplift rank among sibling categories, and the same campaign
     last year (previous_year, change_vs_previous_year) when it is in the data."""
     store = store_of(ctx)
-    camp = await pm.get_campaign(store, args.campaign_id)
-    if camp is None:
-        return pm.no_campaign(args.campaign_id, src("campaign_category_metrics", "?"))
-    source = src("campaign_category_metrics", f"{camp['year']} {camp['name_en']}")
-    cat = await get_category(store, args.category_id)
-    if cat is None:
-        return no_category(args.category_id, source)
+    found = await pm.campaign_and_category(
+        store, args.campaign_id, args.category_id, "campaign_category_metrics"
+    )
+    if isinstance(found, ToolResult):
+        return found
+    camp, cat, source = found
     prev = await pm.previous_campaign(store, camp)
     siblings = await store.fetch_all(
         "SELECT id FROM categories WHERE parent_id IS ?", (cat["parent_id"],)
@@ -161,7 +157,7 @@ async def get_campaign_performance(args: CampaignCategoryArgs, ctx: ToolContext)
     if m is None:
         return ToolResult.empty(f"no {camp_label(camp)} data for {label(cat)}", source)
     ranked = sorted(all_m, key=lambda i: (-all_m[i]["uplift"], i))
-    data: dict[str, Any] = {"campaign": camp_ref(camp), "category": _cat(cat), **m}
+    data: dict[str, Any] = {"campaign": camp_ref(camp), "category": category_ref(cat), **m}
     data["daily_gmv"] = round(m["gmv"] / data["campaign"]["days"], 2)
     data["sibling_rank_by_uplift"] = ranked.index(cat["id"]) + 1
     data["sibling_count"] = len(ranked)
@@ -212,16 +208,16 @@ async def rank_campaign_categories(
     omit parent_id for the whole marketplace) by a campaign metric, e.g. which skin care
     leaves grew most on Double 11 (metric='uplift', or 'gmv_yoy' vs last year's campaign)."""
     store = store_of(ctx)
-    camp = await pm.get_campaign(store, args.campaign_id)
-    if camp is None:
-        return pm.no_campaign(args.campaign_id, src("campaign_category_metrics", "?"))
-    source = src("campaign_category_metrics", f"{camp['year']} {camp['name_en']}")
+    found = await pm.campaign_and_source(store, args.campaign_id, "campaign_category_metrics")
+    if isinstance(found, ToolResult):
+        return found
+    camp, source = found
     parent = None
     if args.parent_id is not None:
         parent = await get_category(store, args.parent_id)
         if parent is None:
             return no_category(args.parent_id, source)
-    cands = await pm.candidates(store, None if parent is None else parent["id"], args.leaf_only)
+    cands = await rank_candidates(store, None if parent is None else parent["id"], args.leaf_only)
     where = "the whole marketplace" if parent is None else label(parent)
     if not cands:
         return ToolResult.empty(f"{where} is a leaf category: nothing below it to rank", source)
@@ -232,7 +228,7 @@ async def rank_campaign_categories(
     sign = -1 if args.order == "desc" else 1
     valued.sort(key=lambda im: (sign * im[1][args.metric], -im[1]["gmv"], im[0]))
     items = [
-        {"rank": n, **_cat(by_id[i])}
+        {"rank": n, **category_ref(by_id[i])}
         | {k: m[k] for k in ("uplift", "gmv", "gmv_yoy", "avg_discount", "share_of_month_gmv")}
         | {args.metric: m[args.metric]}
         for n, (i, m) in enumerate(valued[: args.limit], start=1)
@@ -247,7 +243,7 @@ async def rank_campaign_categories(
         for c in items
     )
     scope = "leaf categories" if args.leaf_only else "sub-categories"
-    data: dict[str, Any] = {"campaign": camp_ref(camp), "parent": parent and _cat(parent)}
+    data: dict[str, Any] = {"campaign": camp_ref(camp), "parent": parent and category_ref(parent)}
     data |= {"metric": args.metric, "order": args.order, "leaf_only": args.leaf_only}
     return ToolResult.success(
         data | {"categories": items},
@@ -270,13 +266,12 @@ async def get_campaign_top_products(args: TopProductsArgs, ctx: ToolContext) -> 
     campaign GMV: brand, list price, discount, deal price, units, the campaign's share of the
     product's month GMV and of the category's campaign GMV."""
     store = store_of(ctx)
-    camp = await pm.get_campaign(store, args.campaign_id)
-    if camp is None:
-        return pm.no_campaign(args.campaign_id, src("campaign_product_metrics", "?"))
-    source = src("campaign_product_metrics", f"{camp['year']} {camp['name_en']}")
-    cat = await get_category(store, args.category_id)
-    if cat is None:
-        return no_category(args.category_id, source)
+    found = await pm.campaign_and_category(
+        store, args.campaign_id, args.category_id, "campaign_product_metrics"
+    )
+    if isinstance(found, ToolResult):
+        return found
+    camp, cat, source = found
     rows = await store.fetch_all(pm.TOP_PRODUCTS_SQL, (camp["month"], camp["id"], cat["id"]))
     if not rows:
         return ToolResult.empty(f"no {camp_label(camp)} product data under {label(cat)}", source)
@@ -290,7 +285,7 @@ async def get_campaign_top_products(args: TopProductsArgs, ctx: ToolContext) -> 
         for p in items
     )
     return ToolResult.success(
-        {"campaign": camp_ref(camp), "category": _cat(cat), "category_gmv": cat_gmv}
+        {"campaign": camp_ref(camp), "category": category_ref(cat), "category_gmv": cat_gmv}
         | {"products": items},
         f"Top {len(items)} of {len(rows)} products of {label(cat)} in {camp_label(camp)}: "
         f"{listing}",
@@ -338,7 +333,12 @@ async def compare_campaigns(args: CompareCampaignsArgs, ctx: ToolContext) -> Too
     )
     miss = f"; unknown campaign ids: {missing}" if missing else ""
     return ToolResult.success(
-        {"category": _cat(cat), "campaigns": items, "leaders": leaders, "missing_ids": missing},
+        {
+            "category": category_ref(cat),
+            "campaigns": items,
+            "leaders": leaders,
+            "missing_ids": missing,
+        },
         f"{label(cat)} across campaigns: {lines}{miss}",
         source,
         total=len(items),
@@ -385,7 +385,7 @@ async def get_discount_depth(args: DiscountDepthArgs, ctx: ToolContext) -> ToolR
     ]
     deepest = max(items, key=lambda r: r["avg_discount"])
     bands = await pm.discount_bands(store, cat["id"], [r["campaign"]["id"] for r in rows])
-    data = {"category": _cat(cat), "year": args.year, "campaigns": items, "bands": bands}
+    data = {"category": category_ref(cat), "year": args.year, "campaigns": items, "bands": bands}
     data |= {"average_discount": average, "deepest_campaign_id": deepest["campaign"]["id"]}
     lines = "; ".join(
         f"{r['campaign']['year']} {r['campaign']['name_zh']} {pct(r['avg_discount'], False)}"

@@ -12,6 +12,7 @@ from business.modules._shared import (
     OptionalMonth,
     get_category,
     label,
+    leaf_ids,
     no_category,
     resolve_month,
     resolve_range,
@@ -23,11 +24,6 @@ from deepagent.tools import ToolContext, tool
 
 MODULE = "search_insight"
 TITLE = "Search insight"
-LEAVES_SQL = (
-    "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL "
-    "SELECT c.id FROM categories c JOIN sub ON c.parent_id = sub.id) "
-    "SELECT c.id FROM categories c JOIN sub ON c.id = sub.id WHERE c.is_leaf = 1"
-)
 SHOWN = 15  # items listed in plain_text; the full list is in data
 TERM_SQL = (
     "SELECT k.id, k.keyword_zh, k.keyword_en, k.category_id, c.name_zh AS category_zh, "
@@ -51,11 +47,6 @@ def shift_month(month: str, delta: int) -> str:
 
 def _growth(current: float, base: float | None) -> float | None:
     return None if not base else round(current / base - 1, 4)
-
-
-async def _leaf_ids(store: Store, category_id: int) -> list[int]:
-    """The leaf categories under ``category_id`` (itself when it is a leaf)."""
-    return [r["id"] for r in await store.fetch_all(LEAVES_SQL, (category_id,))]
 
 
 def _in(ids: list[int]) -> str:
@@ -87,7 +78,7 @@ async def get_search_keywords(args: SearchKeywordsArgs, ctx: ToolContext) -> Too
     cat = await get_category(store, args.category_id)
     if cat is None:
         return no_category(args.category_id, source)
-    leaves = await _leaf_ids(store, cat["id"])
+    leaves = await leaf_ids(store, cat["id"])
     rows = await store.fetch_all(
         TERM_SQL.replace("SELECT ", "SELECT m.search_volume, m.click_rate, m.conversion_rate, ", 1)
         + f"JOIN search_metrics m ON m.keyword_id = k.id WHERE k.category_id {_in(leaves)} "
@@ -164,7 +155,7 @@ async def _find_term(store: Store, args: KeywordTrendArgs, source: str) -> Row |
     where = "WHERE (lower(k.keyword_zh) = lower(?) OR lower(k.keyword_en) = lower(?))"
     params: list[Any] = [text, text]
     if args.category_id is not None:
-        leaves = await _leaf_ids(store, args.category_id)
+        leaves = await leaf_ids(store, args.category_id)
         where += f" AND k.category_id {_in(leaves)}"
         params += leaves
     rows = await store.fetch_all(TERM_SQL + where + " ORDER BY k.id", params)
@@ -275,7 +266,7 @@ async def get_rising_keywords(args: RisingKeywordsArgs, ctx: ToolContext) -> Too
     cat = await get_category(store, args.category_id)
     if cat is None:
         return no_category(args.category_id, source)
-    leaves = await _leaf_ids(store, cat["id"])
+    leaves = await leaf_ids(store, cat["id"])
     rows = await store.fetch_all(
         TERM_SQL.replace("SELECT ", "SELECT m.search_volume, b.search_volume AS base_3m, "
                          "y.search_volume AS base_yoy, ", 1)
@@ -341,7 +332,7 @@ async def get_category_search_volume(
     cat = await get_category(store, args.category_id)
     if cat is None:
         return no_category(args.category_id, source)
-    leaves = await _leaf_ids(store, cat["id"])
+    leaves = await leaf_ids(store, cat["id"])
     rows = await store.fetch_all(
         "SELECT m.month, SUM(m.search_volume) AS volume, COUNT(*) AS terms, "
         "SUM(m.search_volume * m.click_rate) AS clicks, "

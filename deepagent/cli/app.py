@@ -7,6 +7,7 @@ from importlib.metadata import entry_points
 import typer
 
 from deepagent.cli import eval_cmd, tools_cmd
+from deepagent.cli.ask_cmd import ask_command
 from deepagent.cli.context_cmd import context_command
 
 CLI_ENTRY_POINT_GROUP = "deepagent.cli"
@@ -22,6 +23,7 @@ def build_app() -> typer.Typer:
     )
     app.add_typer(tools_cmd.app, name="tools")
     app.command("context")(context_command)
+    app.command("ask")(ask_command)
     app.add_typer(eval_cmd.app, name="eval")
     for ep in sorted(entry_points(group=CLI_ENTRY_POINT_GROUP), key=lambda e: e.name):
         sub = ep.load()

@@ -37,6 +37,10 @@ class ToolExecutor:
         self._failed: dict[str, str] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
+    def remember_failure(self, name: str, args: Mapping[str, JSON], kind: str) -> None:
+        """Carry a failure over from an earlier round (a new executor per round forgets)."""
+        self._failed[call_key(name, dict(args))] = kind
+
     async def call(self, name: str, args: Mapping[str, JSON] | str | None = None) -> ToolResult:
         spec = self.registry.get(name)
         if spec is None:

@@ -1,0 +1,28 @@
+"""Analysis: the final report over everything collected, streamed chunk by chunk.
+
+Two analysts read the same ``AnalysisInput``: the offline templated analyst (the
+deterministic default, built from the data, no model) and the model-backed analyst
+(the ``analyst`` role's chat model with the ``analyst`` prompt).
+"""
+
+from deepagent.analysis.inputs import (
+    AnalysisInput,
+    CollectedResult,
+    QuestionType,
+    ResultStatus,
+    classify_question,
+)
+from deepagent.analysis.llm import analyst_messages, stream_llm_analysis
+from deepagent.analysis.offline import offline_analysis, stream_offline_analysis
+
+__all__ = [
+    "AnalysisInput",
+    "CollectedResult",
+    "QuestionType",
+    "ResultStatus",
+    "analyst_messages",
+    "classify_question",
+    "offline_analysis",
+    "stream_llm_analysis",
+    "stream_offline_analysis",
+]

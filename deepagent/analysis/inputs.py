@@ -1,0 +1,334 @@
+"""What the Analysis node reads, and how to read it.
+
+The analyst (offline templated or model-backed) sees the question, the context
+parameters, the skills' analysis guidance, the TodoList and everything the executor
+collected, one ``CollectedResult`` per action (per copy for ``for_each`` actions).
+Shared by both analysts: the rule-based question-type classifier, and readers of the
+collected data by its shape (rows, names, metric fields, values and sources as shown).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from deepagent.language import Language, detect_language
+from deepagent.schema import JSON, Strict, TodoItem, ToolResult
+
+QuestionType = Literal["lookup", "analysis"]
+ResultStatus = Literal["ok", "empty", "failed", "skipped"]
+
+
+class CollectedResult(Strict):
+    """The outcome of one executed action (one copy of a ``for_each`` action)."""
+
+    action_id: str
+    tool: str
+    module: str = ""
+    args: dict[str, JSON] = Field(default_factory=dict)
+    status: ResultStatus
+    source: str = Field(default="", description="module title / table / period")
+    plain_text: str = ""
+    data: JSON = None
+    item_index: int | None = Field(default=None, description="for_each copy number")
+
+    @classmethod
+    def from_tool_result(
+        cls,
+        action_id: str,
+        tool: str,
+        result: ToolResult,
+        *,
+        module: str = "",
+        args: dict[str, JSON] | None = None,
+        item_index: int | None = None,
+    ) -> CollectedResult:
+        return cls(
+            action_id=action_id,
+            tool=tool,
+            module=module,
+            args=dict(args or {}),
+            status=result.status,
+            source=result.source,
+            plain_text=result.plain_text,
+            data=result.data,
+            item_index=item_index,
+        )
+
+
+class AnalysisInput(Strict):
+    """Everything the analyst reads. ``language`` defaults to the question's language and
+    ``question_type`` None means "classify the question" (see ``classify_question``)."""
+
+    question: str = Field(min_length=1)
+    language: Language = "en"
+    question_type: QuestionType | None = None
+    params: dict[str, JSON] = Field(default_factory=dict, description="context parameters")
+    skills: list[str] = Field(default_factory=list, description="skill bodies (markdown)")
+    todo_list: list[TodoItem] = Field(default_factory=list)
+    collected: list[CollectedResult] = Field(default_factory=list)
+    stop_reason: str | None = Field(default=None, description="why a guard stopped planning")
+    subagent: bool = Field(default=False, description="conclusions and key figures only")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_language(cls, values: Any) -> Any:
+        if isinstance(values, dict) and values.get("language") is None:
+            values = {**values, "language": detect_language(str(values.get("question", "")))}
+        return values
+
+    @property
+    def kind(self) -> QuestionType:
+        """The question type: the given one, else classified from the question."""
+        return self.question_type or classify_question(self.question)
+
+
+# Words that make a question an analysis even when it also asks for a figure.
+_ANALYSIS_ZH = (
+    "分析 为什么 为何 原因 建议 特点 特征 共同 共性 对比 比较 趋势 走势 洞察 策略 机会 "
+    "规律 优势 劣势 差异 区别 评估 诊断 怎么办 如何 怎样 怎么做 推荐 值得 适合 哪些"
+).split()
+_ANALYSIS_EN = re.compile(
+    r"\b(analy[sz]e|analysis|why|compare|comparison|versus|vs|recommend\w*|suggest\w*|"
+    r"advice|advise|trends?|insights?|strateg\w*|opportunit\w*|should|characteristics?|"
+    r"differences?|differ|evaluate|assess|diagnose|explain)\b|in common|how (can|should|do) i",
+    re.IGNORECASE,
+)
+# Words that ask for one figure or value.
+_LOOKUP_ZH = (
+    "多少 是多少 几个 几家 几款 几月 哪个月 哪一月 哪个 哪一个 哪家 第几 是什么 有几".split()
+)
+_LOOKUP_EN = re.compile(
+    r"\b(what (was|is|were|are)|what's|how (much|many)|which (month|one|year|day)|"
+    r"what (share|percentage|percent)|when did|tell me the)\b",
+    re.IGNORECASE,
+)
+
+
+def classify_question(question: str) -> QuestionType:
+    """``lookup`` when the question asks for one figure or value and nothing more,
+    ``analysis`` otherwise (also when in doubt: a fuller answer is the safer side)."""
+    text = question.strip()
+    if any(w in text for w in _ANALYSIS_ZH) or _ANALYSIS_EN.search(text):
+        return "analysis"
+    if any(w in text for w in _LOOKUP_ZH) or _LOOKUP_EN.search(text):
+        return "lookup"
+    return "analysis"
+
+
+# The metric a lookup asks for: (data keys, words); the first match wins.
+ASKED: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("gmv_growth_yoy", "gmv_yoy"), r"同比|\byoy\b|year[- ]on[- ]year|year over year"),
+    (("gmv_growth_mom",), r"环比|\bmom\b|month[- ]on[- ]month|month over month"),
+    (("new_product_share",), r"新品占比|new[- ]product share"),
+    (("avg_price",), r"均价|平均价|average price|avg price"),
+    (("competition_index",), r"竞争|competition"),
+    (("search_volume",), r"搜索量|search volume"),
+    (("total_lost_buyers", "lost_buyers"), r"流失|lost buyers"),
+    (("review_count",), r"评价数|评论数|\breviews\b"),
+    (("rating",), r"评分|rating"),
+    (("uplift",), r"增幅|uplift"),
+    (("units",), r"销量|\bunits\b|件数"),
+    (("buyers",), r"买家|\bbuyers\b"),
+    (("sellers",), r"卖家|\bsellers\b"),
+    (("price",), r"价格|\bprice\b"),
+)
+
+
+def asked_metric(question: str) -> tuple[str, ...]:
+    """The data fields a lookup question asks for (GMV when nothing more specific)."""
+    text = question.lower()
+    return next((keys for keys, words in ASKED if re.search(words, text)), ("gmv", "latest_gmv"))
+
+
+# --- Reading collected data by its shape (not by tool name) -----------------------------
+
+# fmt: off
+# Column and word labels (zh, en): data fields, and "@" words.
+LABELS: dict[str, tuple[str, str]] = {
+    "gmv": ("GMV", "GMV"), "gmv_share": ("GMV占比", "GMV share"), "share": ("占比", "Share"),
+    "competition_index": ("竞争指数", "Competition index"), "price": ("价格", "Price"),
+    "rating": ("评分", "Rating"), "lost_buyers": ("流失买家", "Lost buyers"),
+    "mentions": ("提及次数", "Mentions"), "search_volume": ("搜索量", "Search volume"),
+    "volume_share": ("搜索量占比", "Volume share"), "uplift": ("活动增幅", "Uplift"),
+    "click_rate": ("点击率", "Click rate"), "conversion_rate": ("转化率", "Conversion rate"),
+    "units": ("销量", "Units"), "product_count": ("商品数", "Products"),
+    "avg_price": ("均价", "Avg price"), "latest_gmv": ("最近月GMV", "Latest GMV"),
+    "gmv_growth_yoy": ("GMV同比", "GMV YoY"), "gmv_growth_mom": ("GMV环比", "GMV MoM"),
+    "gmv_growth_3m": ("近3月增长", "3-month growth"), "pct_of_peak": ("占峰值", "% of peak"),
+    "review_count": ("评价数", "Reviews"), "buyers": ("买家数", "Buyers"),
+    "sellers": ("卖家数", "Sellers"), "new_product_share": ("新品占比", "New-product share"),
+    "avg_discount": ("平均折扣", "Avg discount"), "baseline_gmv": ("基线GMV", "Baseline GMV"),
+    "participating_seller_share": ("参与卖家占比", "Participating sellers"),
+    "share_of_month_gmv": ("占当月GMV", "Share of month GMV"), "gmv_yoy": ("同比", "YoY"),
+    "share_of_parent_gmv": ("占父类目GMV", "Share of parent GMV"),
+    "sibling_rank_by_gmv": ("同级GMV排名", "GMV rank among siblings"),
+    "total_lost_buyers": ("流失买家总数", "Total lost buyers"), "brand": ("品牌", "Brand"),
+    "sentiment": ("情感", "Sentiment"), "@positive": ("正面", "positive"),
+    "@negative": ("负面", "negative"), "@neutral": ("中性", "neutral"), "@yes": ("是", "yes"),
+    "@no": ("否", "no"), "@sep": ("、", ", "), "@semi": ("；", "; "), "@comma": ("，", ", "),
+    "@name": ("名称", "Name"), "@category": ("类目", "Category"), "@subject": ("对象", "Subject"),
+    "@metric": ("指标", "Metric"), "@value": ("数值", "Value"), "@point": ("卖点", "Selling point"),
+    "@count": ("出现次数", "Products with it"), "@of_products": ("占商品比例", "Share of products"),
+    "@categories": ("类目", "Category"), "@bands": ("价格带", "Price band"),
+    "@products": ("商品", "Product"), "@targets": ("去向商品", "Destination"),
+    "@keywords": ("关键词", "Keyword"), "@months": ("月份", "Month"), "@series": ("月份", "Month"),
+    "@campaigns": ("活动", "Campaign"), "month_gmv": ("当月GMV", "Month GMV"),
+    "daily_gmv": ("日均GMV", "Daily GMV"), "sibling_count": ("同级类目数", "Siblings"),
+}
+# fmt: on
+
+Row = dict[str, Any]
+PARENT_KEYS = ("category", "parent", "subject", "product", "merchant", "campaign")
+ID_LIKE = re.compile(r"^(id|rank|level|band_index|month_index|days|year|.*_id)$")
+
+
+def name_of(obj: Row, lang: Language) -> str | None:
+    """The readable name of a row or object, in ``lang`` where the data has both."""
+    other = "en" if lang == "zh" else "zh"
+    for key in (
+        *(f"{stem}_{ln}" for ln in (lang, other) for stem in ("name", "title", "keyword")),
+        *("name", "title", "keyword", "label", "month", "code"),
+    ):
+        if isinstance(obj.get(key), str) and obj[key]:
+            name = str(obj[key])
+            return f"{obj['year']} {name}" if isinstance(obj.get("year"), int) else name
+    return None
+
+
+def parent_of(data: JSON, lang: Language) -> str:
+    """Who a result is about (category, product, campaign ...), from its data."""
+    if not isinstance(data, dict):
+        return ""
+    names = [name_of(data[k], lang) for k in PARENT_KEYS if isinstance(data.get(k), dict)]
+    return " · ".join(dict.fromkeys(n for n in names if n))
+
+
+def main_list(data: JSON) -> list[Row]:
+    """The rows of a result: the largest list of objects at the top of its data."""
+    return rows_key(data)[1]
+
+
+def rows_key(data: JSON) -> tuple[str, list[Row]]:
+    """The key of a result's rows and the rows ("" and [] when it has none)."""
+    best: tuple[str, list[Row]] = ("", [])
+    for key, value in data.items() if isinstance(data, dict) else ():
+        if isinstance(value, list) and len(value) > len(best[1]):
+            best = (key, value) if all(isinstance(v, dict) for v in value) else best
+    return best
+
+
+def numeric_keys(row: JSON) -> list[str]:
+    """The metric fields of an object (numbers that are not ids, ranks or counts of kind)."""
+    if not isinstance(row, dict):
+        return []
+    return [
+        k
+        for k, v in row.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and not ID_LIKE.match(k)
+    ]
+
+
+@dataclass
+class Section:
+    """The ``ok`` results of one action (every copy of a for_each action) as rows, each
+    with the name of what its copy was about (the parent, e.g. the category)."""
+
+    results: list[CollectedResult]
+    lang: Language
+    rows: list[tuple[str, Row]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for res in self.results:
+            self.rows.extend((parent_of(res.data, self.lang), r) for r in main_list(res.data))
+
+    @property
+    def merged(self) -> bool:
+        return len(self.results) > 1
+
+    @property
+    def data(self) -> Row:
+        first = self.results[0].data
+        return first if isinstance(first, dict) else {}
+
+    @property
+    def plain(self) -> list[Row]:
+        return [r for _, r in self.rows]
+
+    def has(self, key: str) -> bool:
+        return any(r.get(key) is not None for _, r in self.rows)
+
+    def groups(self) -> dict[str, list[Row]]:
+        out: dict[str, list[Row]] = {}
+        for parent, row in self.rows:
+            out.setdefault(parent, []).append(row)
+        return out
+
+    def parents(self) -> list[str]:
+        return [p for p in dict.fromkeys(parent_of(r.data, self.lang) for r in self.results) if p]
+
+
+def build_sections(inp: AnalysisInput) -> list[Section]:
+    """One section per action with usable data, in the order the data was collected.
+    Results of the ``common`` module (recognition, time) are context, not findings,
+    unless they are all there is."""
+    ok = [r for r in inp.collected if r.status == "ok"]
+    by_action: dict[str, list[CollectedResult]] = {}
+    for res in [r for r in ok if r.module != "common"] or ok:
+        by_action.setdefault(res.action_id, []).append(res)
+    return [Section(rs, inp.language) for rs in by_action.values()]
+
+
+def label(key: str, lang: Language) -> str:
+    pair = LABELS.get(key)
+    return (pair[0] if lang == "zh" else pair[1]) if pair else key
+
+
+def fmt(key: str, value: Any, lang: Language) -> str:
+    """A value as shown in the report: money ¥1,234.56, ratios as %, counts 1,234."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return label("@yes" if value else "@no", lang)
+    if isinstance(value, int | float):
+        if any(w in key for w in ("share", "rate", "growth", "uplift", "pct", "discount", "yoy")):
+            signed = any(w in key for w in ("growth", "uplift", "yoy")) and value > 0
+            return f"{'+' if signed else ''}{value * 100:.1f}%"
+        if (key.endswith("gmv") and "rank" not in key) or key.split("_")[-1] == "price":
+            return f"¥{value:,.2f}"
+        return f"{value:,}" if isinstance(value, int) else f"{round(value, 2):,}"
+    if isinstance(value, list):
+        return label("@sep", lang).join(fmt(key, v, lang) for v in value if v is not None)
+    if isinstance(value, dict):
+        return name_of(value, lang) or "-"
+    return label(f"@{value}", lang) if key == "sentiment" else str(value)
+
+
+@cache
+def module_titles() -> dict[str, str]:
+    """English module title -> Chinese title, from the registered modules' manifests."""
+    from deepagent.tools.registry import ENTRY_POINT_GROUP, RegistryError, load_module
+
+    titles: dict[str, str] = {}
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            manifest = load_module(ep.value).manifest
+        except RegistryError:
+            continue
+        titles[manifest.title_en] = manifest.title_zh
+    return titles
+
+
+def display_source(results: list[CollectedResult], lang: Language) -> str:
+    """``<module title> / <table> / <period>`` of the results (each distinct one once), with
+    the module title in ``lang``."""
+    sources: list[str] = []
+    for res in results:
+        head, sep, rest = (res.source or f"{res.module or '-'} / {res.tool}").partition(" / ")
+        sources.append((module_titles().get(head, head) if lang == "zh" else head) + sep + rest)
+    return label("@semi", lang).join(dict.fromkeys(sources))

@@ -1,0 +1,395 @@
+"""The offline analyst: a templated report built from the collected data, no model involved.
+
+Deterministic: the same input gives the same text. Lookups get a direct answer with the
+figure and its source; analyses get conclusion -> analysis process -> recommendations,
+with one left-aligned markdown table per kind of data and a source line under each table.
+Only results with status ``ok`` are used; empty results are named, failed ones counted.
+Tables and findings follow the shape of the data (its rows, names and metric fields),
+not tool names, so the tools of new modules get reports too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from deepagent.analysis.inputs import (
+    LABELS,
+    AnalysisInput,
+    CollectedResult,
+    Row,
+    Section,
+    asked_metric,
+    build_sections,
+    display_source,
+    fmt,
+    label,
+    main_list,
+    name_of,
+    numeric_keys,
+    parent_of,
+    rows_key,
+)
+from deepagent.language import Language
+
+# fmt: off
+# Report sentences (zh, en), filled with str.format.
+PHRASES: dict[str, tuple[str, str]] = {
+    "source": ("来源：{sources}", "Source: {sources}"),
+    "and_more": (" 等{n}个", " and {n} in all"), "paren": ("（{v}）", " ({v})"),
+    "more_rows": ("（另有 {more} 行未列出，共 {n} 行）",
+                  "({more} more rows not shown, {n} in all)"),
+    "item": ("{name}（{v}）", "{name} ({v})"), "count": ("{p}（{c}/{n}）", "{p} ({c}/{n})"),
+    "h_conclusion": ("## 结论", "## Conclusion"), "h_process": ("## 分析过程", "## Analysis"),
+    "h_recs": ("## 建议", "## Recommendations"), "h_figures": ("## 关键数据", "## Key figures"),
+    "h_notes": ("### 数据说明", "### Data notes"),
+    "stopped": ("> 说明：规划提前结束（{why}），以下内容基于已收集到的数据。",
+                "> Note: planning stopped early ({why}); this is based on the data collected."),
+    "nothing": ("未查询到与该问题相关的数据，因此无法给出结论或数字。",
+                "No data was found for this question, so there are no figures to report."),
+    "no_data": ("- 暂无数据：{tool}（{args}）——{why}", "- No data for {tool} ({args}): {why}"),
+    "failed": ("- 另有 {n} 个步骤执行失败或被跳过，其结果未纳入分析。",
+               "- {n} more step(s) failed or were skipped; they are left out."),
+    "answer": ("{who}{month}的{m}为 {v}。", "The {m} of {who}{month} was {v}."),
+    "in_month": ("（{m}）", " in {m}"), "answer_text": ("查询结果：{text}", "Result: {text}"),
+    "t_flow": ("流失去向", "Lost-buyer destinations"),
+    "flow": ("流失买家主要流向：{top}。", "Lost buyers mainly went to {top}."),
+    "flow_c": ("最大流失去向是 {who}，拿走 {share} 的流失买家（{n} 人）。",
+               "The biggest destination is {who}, taking {share} of lost buyers ({n})."),
+    "flow_r": ("重点对标 {who}：研究其增长路径、价格与卖点差异，针对性争夺流失买家。",
+               "Benchmark {who}: study its growth path, price and selling points."),
+    "t_bands": ("价格带分布", "Price bands"),
+    "band": ("{p} {band}（GMV占比 {share}）", "{p} {band} (GMV share {share})"),
+    "bands": ("各价格带的 GMV 占比见下表，主力价格带（GMV 占比最高）：{text}。",
+              "GMV share by price band is below; the main band (highest GMV share): {text}."),
+    "bands_c": ("主力价格带：{text}。", "Main price band: {text}."),
+    "bands_r": ("新品定价优先瞄准主力价格带：{text}。",
+                "Price the new product in the main band: {text}."),
+    "t_reviews": ("评价关键词", "Review keywords"),
+    "reviews": ("提及最多的评价关键词：{top}。", "Most mentioned review keywords: {top}."),
+    "reviews_r": ("详情页突出 {pos}，并针对差评点 {neg} 改进产品。",
+                  "Lead with {pos} on the product page and fix the complaint {neg}."),
+    "t_search": ("搜索关键词", "Search terms"),
+    "search": ("搜索量最高的词：{top}。", "Highest-volume search terms: {top}."),
+    "search_r": ("标题覆盖高搜索量词，并优先投放转化率最高的 {best}（{cvr}）。",
+                 "Cover the top terms in titles; bid first on {best}, the best converter ({cvr})."),
+    "t_products": ("头部商品", "Top products"),
+    "products": ("{what}共 {n} 个，价格 {span}，平均评分 {avg}。",
+                 "The {n} {what} are priced {span}, with an average rating of {avg}."),
+    "top_products": ("头部商品", "top products"), "compared": ("对比商品", "compared products"),
+    "t_compare": ("商品对比", "Product comparison"),
+    "products_r": ("产品体验以评分不低于 {avg}（头部商品平均）为目标，定价参考 {span}。",
+                   "Aim for a rating of at least {avg} (the top products' average), at {span}."),
+    "points_c": ("头部商品最常见的卖点：{pts}。",
+                 "Most frequent selling points of the top products: {pts}."),
+    "points_r": ("卖点优先突出 {pts}（头部商品中出现最多）。",
+                 "Lead with {pts}, the most frequent selling points among top products."),
+    "points_table": ("卖点出现频次：", "How often each selling point appears:"),
+    "t_rank_asc": ("排行（按{m}从低到高）", "Ranking by {m} (lowest first)"),
+    "t_rank_desc": ("排行（按{m}从高到低）", "Ranking by {m} (highest first)"),
+    "rank": ("共列出 {n} 项。", "{n} listed. "),
+    "rank_c_asc": ("{m}最低的是 {top}。", "Lowest {m}: {top}."),
+    "rank_c_desc": ("{m}最高的是 {top}。", "Highest {m}: {top}."),
+    "rank_r": ("优先考虑 {name}：{m} {v}，GMV {gmv}，是排名前半中市场规模最大的。",
+               "Prioritise {name}: {m} {v} with GMV {gmv}, the largest market in the top half."),
+    "t_trend": ("月度走势", "Monthly trend"),
+    "trend": ("GMV 从 {a} 的 {av} 变为 {b} 的 {bv}，峰值在 {p}（{pv}）。",
+              "GMV went from {av} in {a} to {bv} in {b}, peaking in {p} ({pv})."),
+    "trend_r": ("上新与推广节奏提前到峰值月 {p} 之前。",
+                "Launch and promote ahead of the peak month {p}."),
+    "leading": ("排在前面的是：{top}。", "Leading items: {top}."),
+    "t_metrics": ("核心指标", "Key metrics"),
+    "metrics": ("{who}{month}：{figs}。", "{who}{month}: {figs}."),
+    "generic_r1": ("持续跟踪上述核心指标的月度变化，验证结论是否稳定。",
+                   "Track these metrics month by month to check that the conclusions hold."),
+    "generic_r2": ("补充查询暂无数据的部分（见数据说明）后再做最终决策。",
+                   "Fill in the missing data (see the data notes) before the final decision."),
+}
+# fmt: on
+MAX_ROWS, MAX_COLS = 10, 6
+METRICS = (*(k for k in LABELS if k not in ("brand", "sentiment") and k[0] != "@"), "brand")
+TEXT_COLS = ("sentiment", "brand")
+
+
+def say(lang: Language, key: str, **values: Any) -> str:
+    zh, en = PHRASES[key]
+    return (zh if lang == "zh" else en).format(**values)
+
+
+def source_line(results: list[CollectedResult], lang: Language) -> str:
+    """``来源：<module title> / <table> / <period>``."""
+    return say(lang, "source", sources=display_source(results, lang))
+
+
+def subject(sec: Section) -> str:
+    parents = sec.parents()
+    more = say(sec.lang, "and_more", n=len(parents)) if len(parents) > 3 else ""
+    return label("@sep", sec.lang).join(parents[:3]) + more
+
+
+def columns(sec: Section) -> list[str]:
+    """Up to 6 columns: the parent (merged for_each copies), the name, text fields, the
+    ranking metric, then the known metrics and any other numbers."""
+    rows = sec.plain
+    cols = ["@parent"] if sec.merged else []
+    cols += ["@name"] if any(name_of(r, "en") for r in rows) else []
+    metric = sec.data.get("metric")
+    numeric = {k for r in rows for k in numeric_keys(r)}
+    for key in ("sentiment", *([metric] if isinstance(metric, str) else []), *METRICS):
+        if key not in cols and sec.has(key) and (key in TEXT_COLS or key in numeric):
+            cols.append(key)
+    return [*cols, *(k for k in numeric_keys(rows[0]) if k not in cols)][:MAX_COLS]
+
+
+def table(header: list[str], body: list[list[str]]) -> list[str]:
+    """A left-aligned markdown table."""
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+
+    return [line(header), "|" + "|".join(":---" for _ in header) + "|", *map(line, body)]
+
+
+def render_rows(sec: Section) -> list[str]:
+    lang, groups, cols = sec.lang, sec.groups(), columns(sec)
+    quota = max(1, MAX_ROWS // len(groups))  # merged copies share the rows fairly
+    shown = [(p, r) for p, rows in groups.items() for r in rows[:quota]][:MAX_ROWS]
+    parent = "@category" if any(k in sec.data for k in ("category", "parent")) else "@subject"
+
+    def cell(col: str, p: str, row: Row) -> str:
+        if col == "@parent":
+            return p or "-"
+        return (name_of(row, lang) or "-") if col == "@name" else fmt(col, row.get(col), lang)
+
+    name = f"@{rows_key(sec.data)[0]}" if f"@{rows_key(sec.data)[0]}" in LABELS else "@name"
+    header = [label({"@parent": parent, "@name": name}.get(c, c), lang) for c in cols]
+    lines = table(header, [[cell(c, p, r) for c in cols] for p, r in shown])
+    if len(sec.rows) > len(shown):
+        lines += ["", say(lang, "more_rows", more=len(sec.rows) - len(shown), n=len(sec.rows))]
+    return lines
+
+
+def render_scalars(sec: Section) -> list[str]:
+    """Results without rows (an overview): metric | value, or one row per copy."""
+    lang, keys = sec.lang, numeric_keys(sec.data)
+    if not sec.merged:
+        body = [[label(k, lang), fmt(k, sec.data[k], lang)] for k in keys[:MAX_ROWS]]
+        return table([label("@metric", lang), label("@value", lang)], body)
+    keys = keys[: MAX_COLS - 1]
+    body = [
+        [parent_of(r.data, lang) or "-", *(fmt(k, (r.data or {}).get(k), lang) for k in keys)]
+        for r in sec.results[:MAX_ROWS]
+    ]
+    return table([label("@subject", lang), *(label(k, lang) for k in keys)], body)
+
+
+def benefit_counts(sec: Section) -> Counter[str]:
+    """In how many rows (products) each selling point appears."""
+    other = "en" if sec.lang == "zh" else "zh"
+    counts: Counter[str] = Counter()
+    for row in sec.plain:
+        points = row.get(f"benefit_points_{sec.lang}") or row.get(f"benefit_points_{other}") or []
+        counts.update(list(dict.fromkeys(str(p) for p in points)))
+    return counts
+
+
+def benefit_table(sec: Section) -> list[str]:
+    counts, n = benefit_counts(sec), len(sec.rows)
+    body = [[p, str(c), f"{c / n * 100:.0f}%"] for p, c in counts.most_common(8)]
+    return table([label(k, sec.lang) for k in ("@point", "@count", "@of_products")], body)
+
+
+@dataclass
+class Insight:
+    """What one section says: its title, a sentence, conclusions and recommendations."""
+
+    title: str
+    sentence: str
+    conclusions: list[str] = field(default_factory=list)
+    recs: list[str] = field(default_factory=list)
+
+
+def top(rows: list[Row], key: str, lang: Language, n: int = 3) -> str:
+    return label("@sep", lang).join(
+        say(lang, "item", name=name_of(r, lang) or "-", v=fmt(key, r.get(key), lang))
+        for r in rows[:n]
+    )
+
+
+def insight(sec: Section) -> Insight:  # one branch per kind of data, by the fields it has
+    lang, rows, data = sec.lang, sec.plain, sec.data
+
+    def s(key: str, **values: Any) -> str:
+        return say(lang, key, **values)
+
+    if rows and sec.has("lost_buyers"):
+        who, n = name_of(rows[0], lang), fmt("", rows[0].get("lost_buyers"), lang)
+        c = s("flow_c", who=who, share=fmt("share", rows[0].get("share"), lang), n=n)
+        text = s("flow", top=top(rows, "lost_buyers", lang))
+        return Insight(s("t_flow"), text, [c], [s("flow_r", who=who)])
+    if rows and sec.has("gmv_share") and sec.has("label"):
+        mains = [
+            (p, max(g, key=lambda r: r.get("gmv_share") or 0)) for p, g in sec.groups().items()
+        ]
+        text = label("@semi", lang).join(
+            s("band", p=p, band=m["label"], share=fmt("gmv_share", m["gmv_share"], lang)).strip()
+            for p, m in mains[:3]
+        )
+        return Insight(s("t_bands"), s("bands", text=text), [s("bands_c", text=text)],
+                       [s("bands_r", text=text)])  # fmt: skip
+    if rows and sec.has("mentions"):
+        neg = [r for r in rows if r.get("sentiment") == "negative"][:1]
+        recs = [s("reviews_r", pos=name_of(rows[0], lang), neg=name_of(r, lang)) for r in neg]
+        text = s("reviews", top=top(rows, "share", lang))
+        return Insight(s("t_reviews"), text, [text], recs)
+    if rows and sec.has("search_volume"):
+        best = max(rows, key=lambda r: r.get("conversion_rate") or 0)
+        rec = s(
+            "search_r", best=name_of(best, lang), cvr=fmt("rate", best.get("conversion_rate"), lang)
+        )
+        text = s("search", top=top(rows, "search_volume", lang))
+        return Insight(s("t_search"), text, [text], [rec])
+    if rows and sec.has("price") and (sec.has("rating") or benefit_counts(sec)):
+        return product_insight(sec)
+    metric = data.get("metric")
+    if rows and isinstance(metric, str) and sec.has(metric):
+        asc, m = data.get("order") == "asc", label(metric, lang)
+        m = m if lang == "zh" or m[:2].isupper() else m[0].lower() + m[1:]
+        head = s("rank_c_asc" if asc else "rank_c_desc", m=m, top=top(rows, metric, lang))
+        title = s("t_rank_asc" if asc else "t_rank_desc", m=m)
+        ins = Insight(title, s("rank", n=len(rows)) + head, [head])
+        if metric != "gmv" and sec.has("gmv"):  # the biggest market in the better half
+            pick = max(rows[: (len(rows) + 1) // 2], key=lambda r: r.get("gmv") or 0)
+            v, gmv = fmt(metric, pick.get(metric), lang), fmt("gmv", pick.get("gmv"), lang)
+            ins.recs.append(s("rank_r", name=name_of(pick, lang), m=m, v=v, gmv=gmv))
+        return ins
+    if rows and sec.has("month") and sec.has("gmv"):
+        series = next(iter(sec.groups().values()))
+        a, b, p = series[0], series[-1], max(series, key=lambda r: r.get("gmv") or 0)
+        av, bv, pv = (fmt("gmv", r.get("gmv"), lang) for r in (a, b, p))
+        text = s("trend", a=a["month"], av=av, b=b["month"], bv=bv, p=p["month"], pv=pv)
+        return Insight(s("t_trend"), text, [text], [s("trend_r", p=p["month"])])
+    if rows:
+        key = next((c for c in columns(sec) if not c.startswith("@") and c not in TEXT_COLS), "")
+        text = s("leading", top=top(rows, key, lang))
+        return Insight(sec.results[0].tool, text, [text])
+    if keys := numeric_keys(data)[:4]:
+        figs = label("@comma", lang).join(f"{label(k, lang)} {fmt(k, data[k], lang)}" for k in keys)
+        month = s("paren", v=data["month"]) if isinstance(data.get("month"), str) else ""
+        text = s("metrics", who=subject(sec) or sec.results[0].tool, month=month, figs=figs)
+        return Insight(s("t_metrics"), text, [text])
+    text = sec.results[0].plain_text  # e.g. a SubAgent's conclusion
+    return Insight(sec.results[0].tool, text, [text] if text else [])
+
+
+def product_insight(sec: Section) -> Insight:
+    lang, rows = sec.lang, sec.plain
+    prices = [float(r["price"]) for r in rows if isinstance(r.get("price"), int | float)]
+    ratings = [float(r["rating"]) for r in rows if isinstance(r.get("rating"), int | float)]
+    span = f"{fmt('price', min(prices), lang)}–{fmt('price', max(prices), lang)}" if prices else "-"
+    avg = f"{sum(ratings) / len(ratings):.2f}" if ratings else "-"
+    compared = sec.has("role")  # a side-by-side comparison rather than a ranking
+    what = say(lang, "compared" if compared else "top_products")
+    text = say(lang, "products", what=what, n=len(rows), span=span, avg=avg)
+    ins = Insight(say(lang, "t_compare" if compared else "t_products"), text, [text])
+    if common := benefit_counts(sec).most_common(3):
+        pts = label("@sep", lang).join(say(lang, "count", p=p, c=c, n=len(rows)) for p, c in common)
+        ins.conclusions.append(say(lang, "points_c", pts=pts))
+        ins.recs.append(say(lang, "points_r", pts=label("@sep", lang).join(p for p, _ in common)))
+    if ratings:
+        ins.recs.append(say(lang, "products_r", avg=avg, span=span))
+    return ins
+
+
+def data_notes(inp: AnalysisInput) -> list[str]:
+    """Empty results by name (with the tool's reason); failed/skipped ones as a count."""
+    lang, lines = inp.language, []
+    for res in (r for r in inp.collected if r.status == "empty"):
+        args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in res.args.items())
+        lines.append(say(lang, "no_data", tool=res.tool, args=args, why=res.plain_text))
+    bad = sum(r.status in ("failed", "skipped") for r in inp.collected)
+    return lines + ([say(lang, "failed", n=bad)] if bad else [])
+
+
+def pick(items: list[list[str]], limit: int) -> list[str]:
+    """Round-robin over the sections' lists: each section's first item, then seconds..."""
+    out: list[str] = []
+    for i in range(max((len(x) for x in items), default=0)):
+        out += [x[i] for x in items if i < len(x) and x[i] not in out]
+    return out[:limit]
+
+
+def lookup_answer(inp: AnalysisInput, sections: list[Section]) -> list[str]:
+    """1-3 sentences with the asked figure, each followed by its source line."""
+    lang, keys, lines = inp.language, asked_metric(inp.question), list[str]()
+    for res in (r for sec in sections for r in sec.results):
+        data = res.data if isinstance(res.data, dict) else {}
+        who, rows = parent_of(data, lang), main_list(data)
+        if rows and not any(data.get(k) is not None for k in keys):  # the first row's figure
+            who, data = name_of(rows[0], lang) or who, {**data, **rows[0]}
+        key, m = next((k for k in keys if data.get(k) is not None), None), data.get("month")
+        if key is not None and len(lines) < 9:
+            month = say(lang, "in_month", m=m) if isinstance(m, str) else ""
+            v = fmt(key, data[key], lang)
+            lines += [say(lang, "answer", who=who, month=month, m=label(key, lang), v=v), ""]
+            lines += [source_line([res], lang), ""]
+    if not lines:  # no figure matched: the first result's own summary, with its source
+        res = sections[0].results[0]
+        lines = [say(lang, "answer_text", text=res.plain_text), "", source_line([res], lang), ""]
+    return lines
+
+
+def process_lines(sec: Section, ins: Insight, n: int) -> list[str]:
+    """One subsection: title, sentence, then each table followed by its source line."""
+    lang, who = sec.lang, subject(sec)
+    lines = [f"### {n}. {ins.title}" + (f" — {who}" if who else ""), "", ins.sentence, ""]
+    tables = [render_rows(sec)] if sec.rows else []
+    tables += [render_scalars(sec)] if not sec.rows and numeric_keys(sec.data) else []
+    if sec.rows and benefit_counts(sec):
+        tables.append([say(lang, "points_table"), "", *benefit_table(sec)])
+    for tbl in tables:
+        lines += [*tbl, "", source_line(sec.results, lang), ""]
+    return lines
+
+
+def report_lines(inp: AnalysisInput) -> list[str]:
+    """The whole report, line by line."""
+    lang, sections, notes = inp.language, build_sections(inp), data_notes(inp)
+    lines = [say(lang, "stopped", why=inp.stop_reason), ""] if inp.stop_reason else []
+    if not sections:
+        return [*lines, say(lang, "nothing"), "", *notes]
+    if inp.kind == "lookup" and not inp.subagent:
+        return lines + lookup_answer(inp, sections) + notes
+    insights = [insight(sec) for sec in sections]
+    lines += [say(lang, "h_conclusion"), ""]
+    lines += [*(f"- {c}" for c in pick([i.conclusions for i in insights], 4)), ""]
+    pairs = list(zip(sections, insights, strict=True))
+    if inp.subagent:  # conclusions plus the key figures they rest on, no tables
+        figures = [f"- {i.sentence}" for i in insights if f"- {i.sentence}" not in lines]
+        lines += [say(lang, "h_figures"), "", *figures, ""] if figures else []
+        everything = [r for s in sections for r in s.results]
+        return [*lines, source_line(everything, lang), *(["", *notes] if notes else [])]
+    lines += [say(lang, "h_process"), ""]
+    for n, (sec, ins) in enumerate(pairs, 1):
+        lines += process_lines(sec, ins, n)
+    lines += [say(lang, "h_notes"), "", *notes, ""] if notes else []
+    recs = pick([i.recs for i in insights], 4)
+    recs += [say(lang, "generic_r1")] if len(recs) < 2 else []
+    recs += [say(lang, "generic_r2")] if len(recs) < 2 and notes else []
+    return [*lines, say(lang, "h_recs"), "", *(f"- {r}" for r in recs)]
+
+
+async def stream_offline_analysis(inp: AnalysisInput) -> AsyncIterator[str]:
+    """Yield the templated report line by line; the chunks concatenate to the report."""
+    for line in offline_analysis(inp).splitlines(keepends=True):
+        yield line
+        await asyncio.sleep(0)
+
+
+def offline_analysis(inp: AnalysisInput) -> str:
+    """The whole report at once (the same text as the stream)."""
+    return "\n".join(report_lines(inp)).rstrip() + "\n"

@@ -1,0 +1,162 @@
+"""`deepagent ask "QUESTION"`: one question, streamed to the terminal (or a RunRecord as JSON)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from datetime import date
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from context_loader.models import ContextRequest, PageContext
+from deepagent.cli.errors import EXIT_FAILED, bad_input
+from deepagent.settings import Settings, load_settings
+from deepagent.tools.executor import validation_message
+
+MODES = ("react", "parallel", "tree")
+
+
+def ask_command(
+    question: Annotated[
+        str, typer.Argument(help="The question (empty with --thread --answer).")
+    ] = "",
+    mode: Annotated[str, typer.Option("--mode", help="react, parallel or tree.")] = "tree",
+    user: Annotated[str, typer.Option("--user", help="User id.")] = "demo",
+    page: Annotated[str | None, typer.Option("--page", help="Page type the user is on.")] = None,
+    page_category: Annotated[int | None, typer.Option(help="Category id of the page.")] = None,
+    page_product: Annotated[int | None, typer.Option(help="Product id of the page.")] = None,
+    now: Annotated[
+        str | None, typer.Option("--now", help="The question's date YYYY-MM-DD.")
+    ] = None,
+    thread: Annotated[str | None, typer.Option("--thread", help="Run id to resume.")] = None,
+    answer: Annotated[str | None, typer.Option("--answer", help="Answer to a call_human.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print only the RunRecord JSON.")] = False,
+) -> None:
+    """Answer one question offline (or with the configured models); exit 0 completed or
+    needs_input, 1 failed, 2 bad input."""
+    if mode not in MODES:
+        bad_input(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if (thread is None) != (answer is None):
+        bad_input("--thread and --answer go together (resume a run that asked a question)")
+    request = None
+    if thread is None:
+        request = _request(question, user, page, page_category, page_product, now)
+    settings = load_settings()
+    if not settings.data_path.exists():
+        bad_input(f"no sample database at {settings.data_path}; run `deepagent data generate`")
+    status = asyncio.run(_run(settings, request, mode, thread, answer or "", as_json))
+    if status == "failed":
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _request(
+    question: str,
+    user: str,
+    page: str | None,
+    category: int | None,
+    product: int | None,
+    now: str | None,
+) -> ContextRequest:
+    try:
+        when = date.fromisoformat(now) if now else None
+    except ValueError:
+        bad_input(f"--now must be a date YYYY-MM-DD, got {now!r}")
+    try:
+        page_ctx = (
+            PageContext(type=page, category_id=category, product_id=product) if page else None
+        )
+        return ContextRequest(
+            question=question.strip(), user_id=user, page=page_ctx, source="cli", now=when
+        )
+    except ValidationError as exc:
+        bad_input(validation_message(exc))
+
+
+async def _run(
+    settings: Settings,
+    request: ContextRequest | None,
+    mode: str,
+    thread: str | None,
+    answer: str,
+    as_json: bool,
+) -> str:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from deepagent.graph import RunDeps
+    from deepagent.runs import Agent
+
+    settings.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
+    async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
+        agent = Agent(RunDeps.create(settings), saver)
+        view = _Progress(quiet=as_json)
+        if request is not None:
+            events = agent.start(request, mode=mode)
+        else:
+            assert thread is not None
+            snapshot = await agent.graph.aget_state({"configurable": {"thread_id": thread}})
+            if not snapshot.next:
+                bad_input(f"run {thread!r} is not waiting for an answer")
+            events = agent.resume(thread, answer)
+        run_id = thread or ""
+        async for event in events:
+            run_id = event.run_id
+            view.show(event)
+        record = await agent.record(run_id)
+    if as_json:
+        sys.stdout.write(record.model_dump_json(indent=2) + "\n")
+    else:
+        view.done(record.status, record.run_id, record.pending_question)
+    return record.status
+
+
+class _Progress:
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.console = Console(stderr=False, highlight=False)
+        self.streaming = False
+
+    def show(self, event: Any) -> None:
+        if self.quiet:
+            return
+        c = self.console
+        kind = event.type
+        if kind == "context_loaded":
+            c.print(
+                f"[dim]context:[/] modules {', '.join(event.modules)}; {len(event.tools)} tools;"
+                f" cases {', '.join(event.cases) or '-'}"
+            )
+        elif kind == "plan":
+            c.print(f"[bold]round {event.round}[/] {event.decision}: [dim]{event.thought}[/]")
+            for item in event.todo_list:
+                mark = {"completed": "x", "in_progress": ">", "pending": " "}[item.status]
+                c.print(f"  [{mark}] {item.content}", markup=False)
+        elif kind == "action_finished":
+            style = {"ok": "green", "empty": "yellow", "skipped": "dim"}.get(event.status, "red")
+            copy = "" if event.item_index is None else f"[{event.item_index}]"
+            c.print(
+                f"  [{style}]{event.status:<7}[/] {event.action_id}{copy} {event.tool or ''}"
+                f" [dim]{event.duration_ms:.0f} ms {event.error or ''}[/]"
+            )
+        elif kind == "human_input_requested":
+            c.print(f"[bold yellow]question for you:[/] {event.question}")
+        elif kind == "analysis_delta":
+            if not self.streaming:
+                c.print()
+                self.streaming = True
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+        elif kind == "run_failed":
+            c.print(f"[red]run failed:[/] {event.error}")
+
+    def done(self, status: str, run_id: str, pending: str | None) -> None:
+        self.console.print()
+        if status == "needs_input":
+            self.console.print(
+                f"[yellow]needs input[/] (run {run_id}): answer with "
+                f'`deepagent ask --thread {run_id} --answer "..."`'
+            )
+        else:
+            self.console.print(f"[dim]run {run_id}: {status}[/]")

@@ -1,0 +1,137 @@
+"""Every event a run emits: one discriminated union, each with run_id, seq and ts."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from deepagent.schema import JSON, Strict, TodoItem
+
+
+class _Event(Strict):
+    type: str
+    run_id: str = ""
+    seq: int = 0
+    ts: float = 0.0
+
+
+class RunStarted(_Event):
+    type: Literal["run_started"] = "run_started"
+    question: str
+    mode: str
+
+
+class ContextLoaded(_Event):
+    type: Literal["context_loaded"] = "context_loaded"
+    modules: list[str]
+    tools: list[str]
+    cases: list[str]
+    timings_ms: dict[str, float]
+
+
+class PlanEvent(_Event):
+    type: Literal["plan"] = "plan"
+    round: int
+    decision: str
+    thought: str
+    todo_list: list[TodoItem]
+    actions: list[str] = Field(default_factory=list)
+
+
+class ActionStarted(_Event):
+    type: Literal["action_started"] = "action_started"
+    action_id: str
+    tool: str | None
+    args: dict[str, JSON]
+    item_index: int | None = None
+
+
+class ActionFinished(_Event):
+    type: Literal["action_finished"] = "action_finished"
+    action_id: str
+    tool: str | None
+    status: str
+    duration_ms: float
+    error: str | None = None
+    item_index: int | None = None
+
+
+class SubAgentStarted(_Event):
+    type: Literal["subagent_started"] = "subagent_started"
+    action_id: str
+    description: str
+
+
+class SubAgentFinished(_Event):
+    type: Literal["subagent_finished"] = "subagent_finished"
+    action_id: str
+    status: str
+    duration_ms: float
+
+
+class SummaryStarted(_Event):
+    type: Literal["summary_started"] = "summary_started"
+    round: int
+    tokens_before: int
+
+
+class SummaryApplied(_Event):
+    type: Literal["summary_applied"] = "summary_applied"
+    round: int
+    tokens_before: int
+    tokens_after: int
+
+
+class HumanInputRequested(_Event):
+    type: Literal["human_input_requested"] = "human_input_requested"
+    question: str
+    options: list[str] = Field(default_factory=list)
+
+
+class AnalysisDelta(_Event):
+    type: Literal["analysis_delta"] = "analysis_delta"
+    text: str
+
+
+class RunFinished(_Event):
+    type: Literal["run_finished"] = "run_finished"
+    status: str
+    stop_reason: str | None = None
+
+
+class RunFailed(_Event):
+    type: Literal["run_failed"] = "run_failed"
+    error: str
+
+
+RunEvent = Annotated[
+    RunStarted
+    | ContextLoaded
+    | PlanEvent
+    | ActionStarted
+    | ActionFinished
+    | SubAgentStarted
+    | SubAgentFinished
+    | SummaryStarted
+    | SummaryApplied
+    | HumanInputRequested
+    | AnalysisDelta
+    | RunFinished
+    | RunFailed,
+    Field(discriminator="type"),
+]
+EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(RunEvent)
+
+
+class EventStamper:
+    """Gives the events of one run their run id, sequence number and timestamp."""
+
+    def __init__(self, run_id: str, start_seq: int = 0) -> None:
+        self.run_id = run_id
+        self.seq = start_seq
+
+    def stamp(self, event: _Event) -> _Event:
+        self.seq += 1
+        return event.model_copy(update={"run_id": self.run_id, "seq": self.seq, "ts": time.time()})

@@ -1,0 +1,392 @@
+"""The DeepAgent loop as a LangGraph graph: load_context -> plan -> execute -> plan ... -> analyze.
+
+Each node is small: it reads the state, does one step and returns an update plus where to
+go next. Tool execution, guards, prompts and the analysis live beside the graph.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_stream_writer
+from langgraph.graph import START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, interrupt
+
+from context_loader.loader import ContextLoader
+from context_loader.models import ContextRequest, LoadedContext
+from deepagent import events as ev
+from deepagent.analysis import (
+    AnalysisInput,
+    CollectedResult,
+    stream_llm_analysis,
+    stream_offline_analysis,
+)
+from deepagent.execution import TreeRunner
+from deepagent.execution.records import ActionRecord
+from deepagent.guards import duplicate_batch, stop_reason
+from deepagent.llm import chat_model
+from deepagent.offline.models import OfflinePlannerModel
+from deepagent.planning.context import (
+    ActionView,
+    CaseView,
+    PlannerContext,
+    RoundView,
+    ToolView,
+    Turn,
+)
+from deepagent.planning.planner import plan_round
+from deepagent.record import RoundRecord
+from deepagent.schema import CallActions, CallHuman, PlannerDecision, TodoItem
+from deepagent.settings import Settings
+from deepagent.state import RunState
+from deepagent.tools import ToolContext, ToolExecutor
+
+
+@dataclass
+class RunDeps:
+    settings: Settings
+    loader: ContextLoader
+    planner: BaseChatModel
+    analyst: BaseChatModel | None
+
+    @classmethod
+    def create(cls, settings: Settings, loader: ContextLoader | None = None) -> RunDeps:
+        loader = loader or ContextLoader.create(settings)
+        planner_cfg, analyst_cfg = settings.model_for("planner"), settings.model_for("analyst")
+        planner = (
+            OfflinePlannerModel() if planner_cfg.kind == "offline" else chat_model(planner_cfg)
+        )
+        analyst = None if analyst_cfg.kind == "offline" else chat_model(analyst_cfg)
+        return cls(settings, loader, planner, analyst)
+
+
+def _emit(event: ev._Event) -> None:
+    get_stream_writer()(event)
+
+
+class Nodes:
+    def __init__(self, deps: RunDeps) -> None:
+        self.deps = deps
+
+    async def load_context(self, state: RunState) -> dict[str, Any]:
+        request = ContextRequest.model_validate(state["request"])
+        loaded = await self.deps.loader.load(request)
+        _emit(
+            ev.ContextLoaded(
+                modules=loaded.modules,
+                tools=loaded.tools,
+                cases=[c.id for c in loaded.cases],
+                timings_ms=loaded.timings_ms,
+            )
+        )
+        timings = {**state.get("timings_ms", {}), "context": loaded.timings_ms.get("total", 0.0)}
+        return {"loaded": loaded.model_dump(mode="json"), "timings_ms": timings}
+
+    async def plan(self, state: RunState) -> Command[Literal["execute", "human", "analyze"]]:
+        reason = stop_reason(state, self.deps.settings)
+        if reason is not None:
+            return Command(goto="analyze", update={"stop_reason": reason})
+        started = time.perf_counter()
+        result = await plan_round(self.deps.planner, self._planner_context(state))
+        calls = dict(state.get("llm_calls", {}))
+        calls["planner"] = calls.get("planner", 0) + result.calls
+        timings = _add(state, "planning", started)
+        update: dict[str, Any] = {"llm_calls": calls, "timings_ms": timings}
+        if result.decision is None:
+            rounds = [
+                *state.get("rounds", []),
+                _round(state, "invalid", [], note=result.error or ""),
+            ]
+            update |= {"rounds": rounds, "stop_reason": f"planner_failed: {result.error}"}
+            return Command(goto="analyze", update=update)
+        decision = result.decision
+        action = decision.action
+        _emit(
+            ev.PlanEvent(
+                round=len(state.get("rounds", [])) + 1,
+                decision=action.type,
+                thought=decision.thought,
+                todo_list=decision.todo_list,
+                actions=[a.id for a in action.actions] if isinstance(action, CallActions) else [],
+            )
+        )
+        update |= {
+            "decision": decision.model_dump(mode="json", by_alias=True),
+            "todo_list": [t.model_dump() for t in decision.todo_list],
+        }
+        if isinstance(action, CallActions):
+            if duplicate_batch(action.actions, state.get("rounds", [])):
+                update["stop_reason"] = "duplicate_calls: the planner repeated calls already made"
+                return Command(goto="analyze", update=update)
+            return Command(goto="execute", update=update)
+        if isinstance(action, CallHuman):
+            return Command(goto="human", update=update)
+        rounds = [
+            *state.get("rounds", []),
+            _round(state, "final_analysis", decision.todo_list, decision.thought),
+        ]
+        return Command(goto="analyze", update=update | {"rounds": rounds})
+
+    async def execute(self, state: RunState) -> dict[str, Any]:
+        decision = PlannerDecision.model_validate(state["decision"])
+        assert isinstance(decision.action, CallActions)
+        loaded = LoadedContext.model_validate(state["loaded"])
+        started = time.perf_counter()
+        runner = TreeRunner(
+            self._executor(state),
+            max_parallel=self.deps.settings.max_parallel_actions,
+            on_event=_action_event,
+            t0=time.perf_counter() - (time.time() - state.get("started", time.time())),
+        )
+        outcome = await runner.run(
+            decision.action.actions, prior=state.get("data", {}), visible_tools=loaded.tools
+        )
+        record = _round(
+            state,
+            "call_actions",
+            decision.todo_list,
+            decision.thought,
+            actions=outcome.records,
+            note=outcome.error or "",
+        )
+        specs = {a.id: a for a in decision.action.actions}
+        collected = [
+            *state.get("collected", []),
+            *(_collected(r, specs, self.deps) for r in outcome.records),
+        ]
+        return {
+            "rounds": [*state.get("rounds", []), record],
+            "data": {**state.get("data", {}), **outcome.data},
+            "collected": collected,
+            "timings_ms": _add(state, "execution", started),
+        }
+
+    async def human(self, state: RunState) -> Command[Literal["load_context"]]:
+        decision = PlannerDecision.model_validate(state["decision"])
+        assert isinstance(decision.action, CallHuman)
+        rounds = [
+            *state.get("rounds", []),
+            _round(state, "call_human", decision.todo_list, decision.thought),
+        ]
+        _emit(
+            ev.HumanInputRequested(
+                question=decision.action.question, options=decision.action.options
+            )
+        )
+        answer = interrupt(
+            {"question": decision.action.question, "options": decision.action.options}
+        )
+        request = dict(state["request"])
+        request["question"] = f"{request['question']}\n{answer}"
+        conversation = [
+            *state.get("conversation", []),
+            {"role": "assistant", "content": decision.action.question},
+            {"role": "user", "content": str(answer)},
+        ]
+        return Command(
+            goto="load_context",
+            update={"rounds": rounds, "request": request, "conversation": conversation},
+        )
+
+    async def analyze(self, state: RunState) -> dict[str, Any]:
+        started = time.perf_counter()
+        inp = self._analysis_input(state)
+        stream = (
+            stream_offline_analysis(inp)
+            if self.deps.analyst is None
+            else stream_llm_analysis(self.deps.analyst, inp)
+        )
+        parts = []
+        async for chunk in stream:
+            parts.append(chunk)
+            _emit(ev.AnalysisDelta(text=chunk))
+        calls = dict(state.get("llm_calls", {}))
+        if self.deps.analyst is not None:
+            calls["analyst"] = calls.get("analyst", 0) + 1
+        return {
+            "analysis": "".join(parts),
+            "status": "completed",
+            "llm_calls": calls,
+            "timings_ms": {
+                **_add(state, "analysis", started),
+                "total": round((time.time() - state.get("started", time.time())) * 1000, 2),
+            },
+        }
+
+    # --- helpers -----------------------------------------------------------------------
+
+    def _executor(self, state: RunState) -> ToolExecutor:
+        request = ContextRequest.model_validate(state["request"])
+        ctx = ToolContext(
+            settings=self.deps.settings,
+            now=request.now or self.deps.settings.now,
+            run_id=state["run_id"],
+        )
+        executor = ToolExecutor(self.deps.loader.registry, ctx)
+        for rnd in state.get("rounds", []):
+            for a in rnd.get("actions", []):
+                if a["status"] in ("failed", "empty") and a.get("tool"):
+                    executor.remember_failure(a["tool"], a["args"], a["status"])
+        return executor
+
+    def _planner_context(self, state: RunState) -> PlannerContext:
+        loaded = LoadedContext.model_validate(state["loaded"])
+        registry, library = self.deps.loader.registry, self.deps.loader.library
+        skills = [s.body for s in self.deps.loader.skills if s.name in loaded.skills]
+        cases = [library.get(c.id) for c in loaded.cases]
+        return PlannerContext(
+            question=loaded.question,
+            language=loaded.language,
+            mode=state.get("mode", "tree"),
+            params=loaded.params,
+            skills=skills,
+            tools=[
+                ToolView(
+                    name=t,
+                    module=registry.tools[t].module,
+                    signature=registry.tools[t].signature(),
+                    description=registry.tools[t].description,
+                )
+                for t in loaded.tools
+            ],
+            history=[_round_view(r) for r in state.get("rounds", [])],
+            todo_list=[TodoItem.model_validate(t) for t in state.get("todo_list", [])],
+            cases=[
+                CaseView(
+                    id=c.id,
+                    question=c.question,
+                    modules=c.modules,
+                    approach=c.approach,
+                    plan=c.plan,
+                )
+                for c in cases
+                if c is not None
+            ],
+            conversation=[Turn.model_validate(t) for t in state.get("conversation", [])],
+        )
+
+    def _analysis_input(self, state: RunState) -> AnalysisInput:
+        loaded = LoadedContext.model_validate(state["loaded"])
+        skills = [s.body for s in self.deps.loader.skills if s.name in loaded.skills]
+        return AnalysisInput(
+            question=loaded.question,
+            language=loaded.language,
+            question_type=None,
+            params=loaded.params,
+            skills=skills,
+            todo_list=[TodoItem.model_validate(t) for t in state.get("todo_list", [])],
+            collected=[CollectedResult.model_validate(c) for c in state.get("collected", [])],
+            stop_reason=state.get("stop_reason"),
+            subagent=False,
+        )
+
+
+def _action_event(kind: str, record: ActionRecord) -> None:
+    if kind == "action_started":
+        _emit(
+            ev.ActionStarted(
+                action_id=record.id,
+                tool=record.tool,
+                args=record.args,
+                item_index=record.item_index,
+            )
+        )
+    else:
+        _emit(
+            ev.ActionFinished(
+                action_id=record.id,
+                tool=record.tool,
+                status=record.status,
+                duration_ms=record.duration_ms,
+                error=record.error,
+                item_index=record.item_index,
+            )
+        )
+
+
+def _collected(record: ActionRecord, specs: dict[str, Any], deps: RunDeps) -> dict[str, Any]:
+    module = (
+        deps.loader.registry.tools[record.tool].module
+        if record.tool in deps.loader.registry.tools
+        else ""
+    )
+    return {
+        "action_id": record.id,
+        "tool": record.tool,
+        "module": module,
+        "args": record.args,
+        "status": record.status,
+        "source": record.source,
+        "plain_text": record.output_preview,
+        "data": record.data,
+        "item_index": record.item_index,
+    }
+
+
+def _round(
+    state: RunState,
+    decision: str,
+    todo: list[TodoItem],
+    thought: str = "",
+    actions: list[ActionRecord] | None = None,
+    note: str = "",
+) -> dict[str, Any]:
+    return RoundRecord(
+        index=len(state.get("rounds", [])) + 1,
+        todo_list=todo,
+        decision=decision,
+        thought=thought,
+        actions=actions or [],
+        note=note,
+    ).model_dump(mode="json")
+
+
+def _round_view(r: dict[str, Any]) -> RoundView:
+    actions = [
+        ActionView(
+            id=a["id"],
+            tool=a.get("tool"),
+            args=a.get("args", {}),
+            status=a["status"],
+            error=a.get("error"),
+            output_preview=a.get("output_preview", ""),
+            item_index=a.get("item_index"),
+        )
+        for a in r.get("actions", [])
+    ]
+    return RoundView(
+        index=r["index"], decision=r["decision"], actions=actions, note=r.get("note", "")
+    )
+
+
+def _add(state: RunState, key: str, started: float) -> dict[str, float]:
+    timings = dict(state.get("timings_ms", {}))
+    timings[key] = round(timings.get(key, 0.0) + (time.perf_counter() - started) * 1000, 2)
+    return timings
+
+
+def build_graph(
+    deps: RunDeps, checkpointer: BaseCheckpointSaver[Any] | None = None
+) -> CompiledStateGraph[Any]:
+    nodes = Nodes(deps)
+    graph = StateGraph(RunState)
+    graph.add_node("load_context", nodes.load_context)
+    graph.add_node("plan", nodes.plan)
+    graph.add_node("execute", nodes.execute)
+    graph.add_node("human", nodes.human)
+    graph.add_node("analyze", nodes.analyze)
+    graph.add_edge(START, "load_context")
+    graph.add_edge("load_context", "plan")
+    graph.add_edge("execute", "plan")
+    graph.set_finish_point("analyze")
+    return graph.compile(checkpointer=checkpointer)
+
+
+EventCallback = Callable[[ev._Event], None]
+__all__ = ["AsyncIterator", "RunDeps", "build_graph"]

@@ -1,0 +1,1 @@
+"""Deterministic offline policies for the model roles (no language model involved)."""

@@ -1,0 +1,245 @@
+"""The offline case-guided planner: a deterministic policy, not a language model.
+
+It reads the same rendered messages a model would (the tagged sections of the planner
+prompt), picks the first reference case whose plan template can be filled from the
+context parameters with the loaded tools, fills it, and emits what the mode allows:
+the whole Action Tree (tree), the actions whose inputs exist (parallel) or one action
+(react). Action ids carry a short tag of the case they come from, so later rounds can
+tell from the execution history which plan is running. When the plan's data came back
+empty or failed it tries the next fitting case once; when nothing fits it asks the user.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from deepagent.binding import BindingError, fill_template, param_names
+from deepagent.language import detect_language
+from deepagent.planning.render import sections
+from deepagent.schema import (
+    JSON,
+    ActionSpec,
+    CallActions,
+    CallHuman,
+    FinalAnalysis,
+    PlannerDecision,
+    TodoItem,
+)
+
+
+@dataclass(frozen=True)
+class Situation:
+    question: str
+    language: str
+    params: dict[str, JSON]
+    tools: set[str]
+    history: list[dict[str, Any]]
+    cases: list[dict[str, Any]]
+    mode: str
+    subagents: bool
+
+
+def read_situation(messages: Sequence[BaseMessage]) -> Situation:
+    system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
+    user = next(str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage))
+    parts = sections(user)
+    tools = {
+        line[2:].split("(", 1)[0]
+        for line in parts.get("tools", "").splitlines()
+        if line[:2] == "- "
+    }
+    return Situation(
+        question=parts.get("question", ""),
+        language=detect_language(parts.get("question", "")),
+        params=json.loads(parts.get("context_params", "{}")),
+        tools=tools,
+        history=json.loads(parts.get("execution_history", "[]")),
+        cases=json.loads(parts.get("reference_cases", "[]")),
+        mode=parts.get("mode", "tree").strip(),
+        subagents='"kind": "subagent"' in system,
+    )
+
+
+def case_tag(case_id: str) -> str:
+    return "c" + hashlib.sha1(case_id.encode()).hexdigest()[:5]
+
+
+def fill_case(case: dict[str, Any], sit: Situation) -> list[ActionSpec] | None:
+    """The case's plan with placeholders filled and ids tagged, or None if it cannot run."""
+    tag = case_tag(case["id"])
+    actions = []
+    for raw in case["plan"]:
+        if raw.get("kind", "tool") == "subagent" and not sit.subagents:
+            return None
+        if raw.get("kind", "tool") == "tool" and raw.get("tool") not in sit.tools:
+            return None
+        try:
+            filled = fill_template(raw, sit.params, sit.question)
+        except BindingError:
+            return None
+        actions.append(ActionSpec.model_validate(_retag(filled, tag)))
+    return actions
+
+
+def _retag(value: Any, tag: str) -> Any:
+    """Prefix action ids, depends_on and $ref targets with the case tag."""
+    if isinstance(value, dict):
+        out = {k: _retag(v, tag) for k, v in value.items()}
+        if "$ref" in out and isinstance(out["$ref"], str):
+            out["$ref"] = f"{tag}_{out['$ref']}"
+        if "id" in out and ("tool" in out or "kind" in out):
+            out["id"] = f"{tag}_{out['id']}"
+            out["depends_on"] = [f"{tag}_{d}" for d in out.get("depends_on", [])]
+        return out
+    if isinstance(value, list):
+        return [_retag(v, tag) for v in value]
+    return value
+
+
+def missing_params(cases: list[dict[str, Any]], params: dict[str, JSON]) -> list[str]:
+    names: list[str] = []
+    for case in cases[:1]:
+        for name in sorted(param_names(case["plan"])):
+            if params.get(name) is None and name not in names:
+                names.append(name)
+    return names
+
+
+# --- the policy ----------------------------------------------------------------------
+
+
+def executed(history: list[dict[str, Any]]) -> dict[str, str]:
+    """Status per executed action id (a fan-out is ok when any copy is ok)."""
+    status: dict[str, str] = {}
+    for rnd in history:
+        for action in rnd.get("actions", []):
+            aid, st = action["id"], action["status"]
+            if status.get(aid) != "ok":
+                status[aid] = st
+    return status
+
+
+def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
+    sit = read_situation(messages)
+    done = executed(sit.history)
+    tried = {aid.split("_", 1)[0] for aid in done}
+    current = _current_case(sit, done)
+    if current is not None:
+        case, plan = current
+        remaining = [a for a in plan if a.id not in done]
+        ok = {a for a, st in done.items() if st == "ok"}
+        batch = _batch(remaining, ok, sit.mode)
+        if batch:
+            return _act(sit, case, plan, batch, ok)
+        if not any(done.get(a.id) == "ok" for a in plan):
+            alternative = _first_fitting(sit, exclude=tried)
+            if alternative is not None:
+                alt_case, alt_plan = alternative
+                alt_batch = _batch(alt_plan, set(), sit.mode)
+                return _act(sit, alt_case, alt_plan, alt_batch, set(), alternative=True)
+        return _final(sit, case)
+    first = _first_fitting(sit, exclude=tried)
+    if first is None:
+        return _ask(sit)
+    case, plan = first
+    return _act(sit, case, plan, _batch(plan, set(), sit.mode), set())
+
+
+def _current_case(
+    sit: Situation, done: dict[str, str]
+) -> tuple[dict[str, Any], list[ActionSpec]] | None:
+    if not sit.history:
+        return None
+    last_ids = [a["id"] for a in sit.history[-1].get("actions", [])]
+    tags = [i.split("_", 1)[0] for i in last_ids]
+    for case in sit.cases:
+        if case_tag(case["id"]) in tags:
+            plan = fill_case(case, sit)
+            if plan is not None:
+                return case, plan
+    return None
+
+
+def _first_fitting(
+    sit: Situation, exclude: set[str]
+) -> tuple[dict[str, Any], list[ActionSpec]] | None:
+    for case in sit.cases:
+        if case_tag(case["id"]) in exclude:
+            continue
+        plan = fill_case(case, sit)
+        if plan is not None:
+            return case, plan
+    return None
+
+
+def _batch(remaining: list[ActionSpec], ok: set[str], mode: str) -> list[ActionSpec]:
+    if mode == "tree":
+        pending = {a.id for a in remaining}
+        return [a for a in remaining if set(a.depends_on) <= ok | pending]
+    ready = [a for a in remaining if set(a.depends_on) <= ok]
+    return ready[:1] if mode == "react" else ready
+
+
+def _todo(
+    sit: Situation, case: dict[str, Any], plan: list[ActionSpec], ok: set[str], final: bool
+) -> list[TodoItem]:
+    steps = list(case.get("approach", [])) or [sit.question]
+    if final:
+        return [TodoItem(content=s, status="completed") for s in steps]
+    share = len([a for a in plan if a.id in ok]) / max(len(plan), 1)
+    finished = min(len(steps) - 1, int(share * (len(steps) - 1)))
+    return [
+        TodoItem(
+            content=s,
+            status="completed" if i < finished else "in_progress" if i == finished else "pending",
+        )
+        for i, s in enumerate(steps)
+    ]
+
+
+def _act(
+    sit: Situation,
+    case: dict[str, Any],
+    plan: list[ActionSpec],
+    batch: list[ActionSpec],
+    ok: set[str],
+    alternative: bool = False,
+) -> PlannerDecision:
+    lead = "The first plan found no data; trying" if alternative else "Following"
+    thought = f"{lead} case {case['id']} ({sit.mode} mode): {len(batch)} action(s) this round."
+    return PlannerDecision(
+        thought=thought,
+        todo_list=_todo(sit, case, plan, ok, final=False),
+        action=CallActions(actions=batch),
+    )
+
+
+def _final(sit: Situation, case: dict[str, Any]) -> PlannerDecision:
+    return PlannerDecision(
+        thought=f"The data of case {case['id']} is collected; handing over to the analysis.",
+        todo_list=_todo(sit, case, [], set(), final=True),
+        action=FinalAnalysis(),
+    )
+
+
+def _ask(sit: Situation) -> PlannerDecision:
+    missing = missing_params(sit.cases, sit.params)
+    if sit.language == "zh":
+        question = "我还不能确定要分析的对象，请补充具体的类目、商品或时间范围。"
+        if missing:
+            question += f"（缺少：{'、'.join(missing)}）"
+    else:
+        question = "I cannot tell yet what to analyse: please name the category, product or period."
+        if missing:
+            question += f" (missing: {', '.join(missing)})"
+    return PlannerDecision(
+        thought="No reference case fits the question with the parameters at hand.",
+        todo_list=[TodoItem(content=sit.question, status="pending")],
+        action=CallHuman(question=question),
+    )

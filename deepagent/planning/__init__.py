@@ -1,0 +1,1 @@
+"""Planning: the planner's context parts, their rendering, and decision parsing."""

@@ -1,0 +1,64 @@
+"""The 8 context parts the planner reads each round, as typed data."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from deepagent.schema import JSON, ActionSpec, Strict, TodoItem
+
+Mode = Literal["react", "parallel", "tree"]
+
+
+class ToolView(Strict):
+    name: str
+    module: str
+    signature: str
+    description: str
+
+
+class CaseView(Strict):
+    id: str
+    question: str
+    modules: list[str]
+    approach: list[str]
+    plan: list[ActionSpec]
+
+
+class ActionView(Strict):
+    """One executed action as the planner sees it (no full data: previews only)."""
+
+    id: str
+    tool: str | None
+    args: dict[str, JSON]
+    status: Literal["ok", "empty", "failed", "skipped"]
+    error: str | None = None
+    output_preview: str = ""
+    item_index: int | None = None
+
+
+class RoundView(Strict):
+    index: int
+    decision: str
+    actions: list[ActionView] = Field(default_factory=list)
+    note: str = ""
+
+
+class Turn(Strict):
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class PlannerContext(Strict):
+    question: str
+    language: Literal["zh", "en"]
+    mode: Mode = "tree"
+    params: dict[str, JSON] = Field(default_factory=dict)
+    skills: list[str] = Field(default_factory=list, description="skill bodies (markdown)")
+    tools: list[ToolView] = Field(default_factory=list)
+    history: list[RoundView] = Field(default_factory=list)
+    todo_list: list[TodoItem] = Field(default_factory=list)
+    cases: list[CaseView] = Field(default_factory=list)
+    conversation: list[Turn] = Field(default_factory=list)
+    subagent: bool = False

@@ -1,0 +1,64 @@
+"""One planning round: render the context, ask the planner model, validate its decision.
+
+Invalid output is re-asked once with the validation error; a second invalid answer makes
+the round fail with the reason (the caller records it and stops planning).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import ValidationError
+
+from deepagent.planning.context import PlannerContext
+from deepagent.planning.render import planner_messages
+from deepagent.schema import PlannerDecision
+from deepagent.tools.executor import validation_message
+
+_JSON_BLOCK = re.compile(r"\{.*\}", re.S)
+
+
+@dataclass(frozen=True)
+class PlanningResult:
+    decision: PlannerDecision | None
+    error: str | None
+    calls: int
+    raw: str
+
+
+def parse_decision(text: str) -> PlannerDecision:
+    """A PlannerDecision from a model reply (the JSON object in it); raises ValueError."""
+    match = _JSON_BLOCK.search(text)
+    if match is None:
+        raise ValueError("the reply contains no JSON object")
+    try:
+        return PlannerDecision.model_validate(json.loads(match.group(0)))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON: {exc.msg} at position {exc.pos}") from exc
+    except ValidationError as exc:
+        raise ValueError(validation_message(exc)) from exc
+
+
+async def plan_round(model: BaseChatModel, ctx: PlannerContext) -> PlanningResult:
+    messages: list[BaseMessage] = planner_messages(ctx)
+    raw = ""
+    for attempt in (1, 2):
+        reply = await model.ainvoke(messages)
+        raw = str(reply.content)
+        try:
+            return PlanningResult(parse_decision(raw), None, attempt, raw)
+        except ValueError as exc:
+            error = str(exc)
+            messages = [
+                *messages,
+                AIMessage(raw),
+                HumanMessage(
+                    f"Your decision is invalid: {error}. Reply again with one JSON object "
+                    "following the format in the instructions."
+                ),
+            ]
+    return PlanningResult(None, f"invalid planner output after a retry: {error}", 2, raw)

@@ -1,0 +1,58 @@
+"""Rendering the planner's messages from a PlannerContext, and reading them back.
+
+The offline planner parses the same tagged sections a model reads (``sections``), so
+there is no side channel between the planner node and the offline policy.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from deepagent.planning.context import Mode, PlannerContext
+from deepagent.prompts import render
+
+MODE_RULES: dict[Mode, str] = {
+    "tree": "Mode tree: return the whole Action Tree you can already plan, with dependencies "
+    "between actions ($ref, for_each); dependent actions run as soon as their inputs exist.",
+    "parallel": "Mode parallel: return only actions that do not depend on each other in this "
+    "round (they may use outputs of earlier rounds); dependent steps wait for the next round.",
+    "react": "Mode react: return exactly one action per round.",
+}
+SUBAGENT_RULE = (
+    'A "subagent" action ({"kind": "subagent", "subagent": {"description": "<task, parameters,'
+    ' module>", "tools": ["..."]}}) delegates a self-contained sub-task to a SubAgent that '
+    "returns only its conclusions."
+)
+SECTION = re.compile(r"<(\w+)>\n(.*?)\n</\1>", re.S)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=None, separators=(",", ": "))
+
+
+def planner_messages(ctx: PlannerContext) -> list[BaseMessage]:
+    system, user = render(
+        "planner",
+        mode_rule=MODE_RULES[ctx.mode],
+        subagent_rule="" if ctx.subagent else SUBAGENT_RULE,
+        question=ctx.question,
+        context_params=_json(ctx.params),
+        skills="\n\n".join(ctx.skills) or "(none)",
+        tools="\n".join(f"- {t.signature}: {t.description}" for t in ctx.tools),
+        execution_history=_json([r.model_dump(exclude_none=True) for r in ctx.history]),
+        todo_list=_json([t.model_dump() for t in ctx.todo_list]),
+        reference_cases=_json(
+            [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in ctx.cases]
+        ),
+        conversation=_json([t.model_dump() for t in ctx.conversation]),
+        mode=ctx.mode,
+    )
+    return [SystemMessage(system), HumanMessage(user)]
+
+
+def sections(text: str) -> dict[str, str]:
+    """The tagged sections of a rendered user message."""
+    return {m.group(1): m.group(2) for m in SECTION.finditer(text)}

@@ -1,0 +1,70 @@
+"""RunRecord: the stable, persisted trace of one run (ARCHITECTURE section 9)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from deepagent.execution.records import ActionRecord
+from deepagent.schema import JSON, Strict, TodoItem
+
+RunStatus = Literal["completed", "needs_input", "failed", "cancelled"]
+
+
+class RoundRecord(Strict):
+    index: int
+    todo_list: list[TodoItem]
+    decision: Literal["call_actions", "call_human", "final_analysis", "invalid"]
+    thought: str = ""
+    actions: list[ActionRecord] = Field(default_factory=list)
+    note: str = Field(default="", description="e.g. why an Action Tree was rejected")
+
+
+class SubAgentRecord(Strict):
+    id: str
+    description: str
+    status: str
+    duration_ms: float
+    rounds: int
+    conclusion: str
+
+
+class SummaryRecord(Strict):
+    round: int
+    tokens_before: int
+    tokens_after: int
+    duration_ms: float
+    mode: Literal["async", "sync"]
+
+
+class TokenCount(Strict):
+    input: int = 0
+    output: int = 0
+
+
+class RunRecord(Strict):
+    run_id: str
+    question: str
+    language: Literal["zh", "en"]
+    mode: str
+    status: RunStatus
+    stop_reason: str | None = None
+    modules: list[str] = Field(default_factory=list)
+    tools_loaded: list[str] = Field(default_factory=list)
+    case_ids: list[str] = Field(default_factory=list)
+    params: dict[str, JSON] = Field(default_factory=dict)
+    rounds: list[RoundRecord] = Field(default_factory=list)
+    subagents: list[SubAgentRecord] = Field(default_factory=list)
+    summaries: list[SummaryRecord] = Field(default_factory=list)
+    analysis: str = ""
+    pending_question: str | None = None
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    llm_calls: dict[str, int] = Field(default_factory=dict)
+    tokens: dict[str, TokenCount] = Field(default_factory=dict)
+    planning_rounds: int = 0
+    error: str | None = None
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(1 for r in self.rounds for a in r.actions if a.status != "skipped")

@@ -1,0 +1,108 @@
+"""Running questions through the graph: stream events, resume after call_human, build records."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from context_loader.models import ContextRequest, LoadedContext
+from deepagent import events as ev
+from deepagent.graph import RunDeps, build_graph
+from deepagent.language import detect_language
+from deepagent.record import RoundRecord, RunRecord
+from deepagent.state import RunState
+
+
+class Agent:
+    """One compiled graph serving many runs; each run is a checkpointer thread."""
+
+    def __init__(self, deps: RunDeps, checkpointer: BaseCheckpointSaver[Any] | None = None) -> None:
+        self.deps = deps
+        self.graph = build_graph(deps, checkpointer or InMemorySaver())
+        self._stampers: dict[str, ev.EventStamper] = {}
+
+    async def start(
+        self, request: ContextRequest, *, mode: str | None = None, run_id: str | None = None
+    ) -> AsyncIterator[ev._Event]:
+        run_id = run_id or uuid.uuid4().hex[:12]
+        mode = mode or self.deps.settings.mode
+        state: RunState = {
+            "run_id": run_id,
+            "request": request.model_dump(mode="json"),
+            "mode": mode,
+            "started": time.time(),
+            "status": "running",
+        }
+        stamper = self._stampers.setdefault(run_id, ev.EventStamper(run_id))
+        yield stamper.stamp(ev.RunStarted(question=request.question, mode=mode))
+        async for event in self._drive(run_id, state):
+            yield event
+
+    async def resume(self, run_id: str, answer: str) -> AsyncIterator[ev._Event]:
+        async for event in self._drive(run_id, Command(resume=answer)):
+            yield event
+
+    async def _drive(self, run_id: str, payload: Any) -> AsyncIterator[ev._Event]:
+        stamper = self._stampers.setdefault(run_id, ev.EventStamper(run_id))
+        config: RunnableConfig = {"configurable": {"thread_id": run_id}}
+        try:
+            async for mode, chunk in self.graph.astream(
+                payload, config, stream_mode=["custom", "updates"]
+            ):
+                if mode == "custom" and isinstance(chunk, ev._Event):
+                    yield stamper.stamp(chunk)
+        except Exception as exc:  # the run fails with its reason; the caller's process lives on
+            await self.graph.aupdate_state(
+                config, {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+            )
+            yield stamper.stamp(ev.RunFailed(error=f"{type(exc).__name__}: {exc}"))
+            return
+        record = await self.record(run_id)
+        yield stamper.stamp(ev.RunFinished(status=record.status, stop_reason=record.stop_reason))
+
+    async def record(self, run_id: str) -> RunRecord:
+        snapshot = await self.graph.aget_state({"configurable": {"thread_id": run_id}})
+        values = cast(RunState, snapshot.values)
+        return record_from_state(values, waiting=bool(snapshot.next))
+
+
+def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
+    loaded = LoadedContext.model_validate(state["loaded"]) if state.get("loaded") else None
+    question = state.get("request", {}).get("question", "")
+    status = state.get("status", "running")
+    pending = None
+    if waiting and status != "failed":
+        status = "needs_input"
+        decision = state.get("decision") or {}
+        pending = decision.get("action", {}).get("question")
+    elif status not in ("completed", "failed", "cancelled"):
+        status = "failed"
+    rounds = [RoundRecord.model_validate(r) for r in state.get("rounds", [])]
+    timings = dict(state.get("timings_ms", {}))
+    timings.setdefault("total", round((time.time() - state.get("started", time.time())) * 1000, 2))
+    return RunRecord(
+        run_id=state.get("run_id", ""),
+        question=question,
+        language=loaded.language if loaded else detect_language(question),
+        mode=state.get("mode", "tree"),
+        status=status,
+        stop_reason=state.get("stop_reason"),
+        modules=loaded.modules if loaded else [],
+        tools_loaded=loaded.tools if loaded else [],
+        case_ids=[c.id for c in loaded.cases] if loaded else [],
+        params=loaded.params if loaded else {},
+        rounds=rounds,
+        analysis=state.get("analysis", ""),
+        pending_question=pending,
+        timings_ms=timings,
+        llm_calls=state.get("llm_calls", {}),
+        planning_rounds=sum(1 for r in rounds if r.decision != "invalid"),
+        error=state.get("error"),
+    )

@@ -1,0 +1,149 @@
+"""The DeepAgent loop end to end (offline models, small sample database)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+import yaml
+
+from context_loader.loader import ContextLoader
+from context_loader.models import ContextRequest
+from deepagent.graph import RunDeps
+from deepagent.llm.testing import ScriptedChatModel
+from deepagent.offline.models import OfflinePlannerModel
+from deepagent.record import RunRecord
+from deepagent.runs import Agent
+from deepagent.settings import Settings
+
+SKINCARE = (
+    "我想研发美容护肤类的新品，请帮我分析一下我适合研发哪类新品（选10个竞争强度最低的叶子类目），"
+    "并帮我分析一下我可能对标的竞品（这些机会类目对应的Top20竞品）有什么特点？"
+)
+LOOKUP = "2025年12月女装连衣裙类目下销售额为多少？"
+
+
+@pytest.fixture(scope="module")
+def loader(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> ContextLoader:
+    settings = Settings(data_path=sample_db, cache_dir=tmp_path_factory.mktemp("cache"))
+    return ContextLoader.create(settings)
+
+
+def agent(loader: ContextLoader, planner: object = None, **settings: object) -> Agent:
+    merged = loader.settings.model_copy(update=settings)
+    deps = RunDeps(merged, loader, planner or OfflinePlannerModel(), None)  # type: ignore[arg-type]
+    return Agent(deps)
+
+
+async def run(a: Agent, question: str, **kw: object) -> tuple[RunRecord, list[str]]:
+    kinds = []
+    run_id = ""
+    async for event in a.start(ContextRequest(question=question), **kw):  # type: ignore[arg-type]
+        kinds.append(event.type)
+        run_id = event.run_id
+    return await a.record(run_id), kinds
+
+
+def calls(record: RunRecord) -> int:
+    return sum(1 for r in record.rounds for x in r.actions if x.status != "skipped")
+
+
+async def test_lookup_answers_with_the_exact_gmv_in_two_rounds(
+    loader: ContextLoader, db: sqlite3.Connection
+) -> None:
+    record, kinds = await run(agent(loader), LOOKUP)
+    gmv = db.execute(
+        "SELECT m.gmv FROM category_metrics m JOIN categories c ON c.id = m.category_id "
+        "WHERE c.name_zh = '连衣裙' AND m.month = '2025-12'"
+    ).fetchone()[0]
+    assert record.status == "completed" and record.planning_rounds == 2
+    assert f"{gmv:,.2f}" in record.analysis
+    assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
+    assert "analysis_delta" in kinds and record.llm_calls == {"planner": 2}
+    assert record.rounds[0].actions[0].tool == "get_category_overview"
+
+
+async def test_modes_take_more_rounds_and_react_the_most(loader: ContextLoader) -> None:
+    rounds = {}
+    for mode in ("tree", "parallel", "react"):
+        record, _ = await run(agent(loader), SKINCARE, mode=mode)
+        assert record.status == "completed" and record.stop_reason is None, mode
+        rounds[mode] = record.planning_rounds
+        if mode == "tree":
+            tree_calls = calls(record)
+            assert record.rounds[0].todo_list and record.rounds[-1].decision == "final_analysis"
+        else:
+            assert calls(record) == tree_calls  # the same work, more round trips
+    assert rounds["tree"] == 2 < rounds["parallel"] < rounds["react"]
+
+
+async def test_guards_stop_planning_and_still_analyse(loader: ContextLoader) -> None:
+    record, _ = await run(agent(loader, max_rounds=1), SKINCARE, mode="react")
+    assert record.stop_reason is not None and record.stop_reason.startswith("max_rounds")
+    assert record.status == "completed" and record.analysis
+    record, _ = await run(agent(loader, max_tool_calls=3), SKINCARE, mode="parallel")
+    assert record.stop_reason is not None and record.stop_reason.startswith("max_tool_calls")
+
+
+async def test_invalid_planner_output_is_reasked_then_fails_the_round(
+    loader: ContextLoader,
+) -> None:
+    bad = ScriptedChatModel.from_replies(["not json", '{"action": {"type": "nope"}}'])
+    record, _ = await run(agent(loader, bad), LOOKUP)
+    assert record.rounds[0].decision == "invalid"
+    assert record.stop_reason is not None and "invalid planner output" in record.stop_reason
+    assert len(bad.calls) == 2 and "Your decision is invalid" in str(bad.calls[1][-1].content)
+    good = '{"thought": "t", "todo_list": [], "action": {"type": "final_analysis"}}'
+    repaired = ScriptedChatModel.from_replies(["{broken", good])
+    record, _ = await run(agent(loader, repaired), LOOKUP)
+    assert record.stop_reason is None and record.rounds[0].decision == "final_analysis"
+
+
+async def test_unknown_tool_and_duplicate_calls(loader: ContextLoader) -> None:
+    unknown = (
+        '{"action": {"type": "call_actions", "actions": [{"id": "a", "tool": "no_such_tool"}]}}'
+    )
+    final = '{"action": {"type": "final_analysis"}}'
+    record, _ = await run(agent(loader, ScriptedChatModel.from_replies([unknown, final])), LOOKUP)
+    assert "unknown tool 'no_such_tool'" in record.rounds[0].note
+    again = (
+        '{"action": {"type": "call_actions", '
+        '"actions": [{"id": "a", "tool": "get_data_coverage"}]}}'
+    )
+    model = ScriptedChatModel.from_replies([again, again, final])
+    record, _ = await run(agent(loader, model), LOOKUP)
+    assert record.stop_reason is not None and record.stop_reason.startswith("duplicate_calls")
+
+
+async def test_call_human_interrupts_and_resumes_through_the_checkpointer(
+    loader: ContextLoader, tmp_path: Path
+) -> None:
+    case = {
+        "id": "needs-category",
+        "question": "分析一下这个类目的销售额",
+        "language": "zh",
+        "modules": ["category_trend"],
+        "function_modules": ["category_metrics"],
+        "question_type": "lookup",
+        "fields": ["gmv"],
+        "approach": ["查询类目销售额"],
+        "plan": [
+            {
+                "id": "o",
+                "tool": "get_category_overview",
+                "args": {"category_id": "{{params.category.id}}", "month": "{{params.month}}"},
+            }
+        ],
+    }
+    (tmp_path / "cases.yaml").write_text(yaml.safe_dump([case], allow_unicode=True), "utf-8")
+    settings = loader.settings.model_copy(update={"cases_dirs": [tmp_path]})
+    only_case = ContextLoader.create(settings, loader.registry)
+    a = Agent(RunDeps(settings, only_case, OfflinePlannerModel(), None))
+    record, kinds = await run(a, "帮我分析一下这个类目的销售额")
+    assert record.status == "needs_input" and "human_input_requested" in kinds
+    assert record.pending_question and "类目" in record.pending_question
+    resumed = [e.type async for e in a.resume(record.run_id, "连衣裙")]
+    final = await a.record(record.run_id)
+    assert final.status == "completed" and resumed[-1] == "run_finished"
+    assert final.rounds[0].decision == "call_human" and "连衣裙" in final.analysis
