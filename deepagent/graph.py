@@ -97,7 +97,8 @@ class Nodes:
         calls = dict(state.get("llm_calls", {}))
         calls["planner"] = calls.get("planner", 0) + result.calls
         timings = _add(state, "planning", started)
-        update: dict[str, Any] = {"llm_calls": calls, "timings_ms": timings}
+        tokens = _count(state, "planner", result.input_tokens, result.output_tokens)
+        update: dict[str, Any] = {"llm_calls": calls, "timings_ms": timings, "tokens": tokens}
         if result.decision is None:
             rounds = [
                 *state.get("rounds", []),
@@ -363,6 +364,16 @@ def _round_view(r: dict[str, Any]) -> RoundView:
     return RoundView(
         index=r["index"], decision=r["decision"], actions=actions, note=r.get("note", "")
     )
+
+
+def _count(
+    state: RunState, role: str, tokens_in: int, tokens_out: int
+) -> dict[str, dict[str, int]]:
+    tokens = {k: dict(v) for k, v in state.get("tokens", {}).items()}
+    entry = tokens.setdefault(role, {"input": 0, "output": 0})
+    entry["input"] += tokens_in
+    entry["output"] += tokens_out
+    return tokens
 
 
 def _add(state: RunState, key: str, started: float) -> dict[str, float]:

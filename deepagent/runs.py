@@ -16,7 +16,7 @@ from context_loader.models import ContextRequest, LoadedContext
 from deepagent import events as ev
 from deepagent.graph import RunDeps, build_graph
 from deepagent.language import detect_language
-from deepagent.record import RoundRecord, RunRecord
+from deepagent.record import RoundRecord, RunRecord, TokenCount
 from deepagent.state import RunState
 
 
@@ -103,6 +103,7 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
         pending_question=pending,
         timings_ms=timings,
         llm_calls=state.get("llm_calls", {}),
+        tokens={k: TokenCount(**v) for k, v in state.get("tokens", {}).items()},
         planning_rounds=sum(1 for r in rounds if r.decision != "invalid"),
         error=state.get("error"),
     )

@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     max_tool_calls: int = Field(default=400, ge=1, description="Guard: tool calls per run.")
     max_parallel_actions: int = Field(default=8, ge=1, description="Concurrent tool calls.")
     mode: Literal["react", "parallel", "tree"] = Field(default="tree", description="Planning mode.")
+    runs_dir: Path = Field(
+        default=Path("var/runs"), description="RunRecord JSON files of CLI runs."
+    )
     checkpoint_path: Path = Field(
         default=Path("var/checkpoints.sqlite"), description="LangGraph checkpoints (SQLite)."
     )

@@ -25,6 +25,7 @@ class RunState(TypedDict, total=False):
     analysis: str
     pending_question: str | None
     llm_calls: dict[str, int]
+    tokens: dict[str, dict[str, int]]  # role -> {"input": n, "output": n}
     timings_ms: dict[str, float]
     error: str | None
 

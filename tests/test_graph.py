@@ -147,3 +147,29 @@ async def test_call_human_interrupts_and_resumes_through_the_checkpointer(
     final = await a.record(record.run_id)
     assert final.status == "completed" and resumed[-1] == "run_finished"
     assert final.rounds[0].decision == "call_human" and "连衣裙" in final.analysis
+
+
+async def test_duration_guard_and_token_counts(loader: ContextLoader) -> None:
+    record, _ = await run(agent(loader, max_duration_s=1e-9), LOOKUP)
+    assert record.stop_reason is not None and record.stop_reason.startswith("max_duration")
+    assert record.planning_rounds == 0 and record.analysis  # still answers (no data)
+    record, _ = await run(agent(loader), LOOKUP)
+    assert record.tokens["planner"].input > 500 and record.tokens["planner"].output > 10
+
+
+async def test_a_failed_call_is_not_repeated_in_a_later_round(loader: ContextLoader) -> None:
+    def bad(aid: str) -> str:
+        return f'{{"id": "{aid}", "tool": "get_category_overview", "args": {{"category_id": 9}}}}'
+
+    new = '{"id": "n", "tool": "get_data_coverage"}'
+    first = f'{{"action": {{"type": "call_actions", "actions": [{bad("a")}]}}}}'
+    second = f'{{"action": {{"type": "call_actions", "actions": [{bad("b")}, {new}]}}}}'
+    final = '{"action": {"type": "final_analysis"}}'
+    record, _ = await run(
+        agent(loader, ScriptedChatModel.from_replies([first, second, final])), LOOKUP
+    )
+    assert record.rounds[0].actions[0].status == "empty"
+    second_round = {a.id: a for a in record.rounds[1].actions}
+    assert second_round["b"].status == "failed"
+    assert "already failed" in (second_round["b"].error or "")
+    assert second_round["n"].status == "ok"

@@ -174,3 +174,20 @@ async def test_prior_round_data_can_be_referenced() -> None:
         prior={"earlier": {"ids": [4, 5]}},
     )
     assert outcome.records[0].args["value"] == 5 and outcome.records[0].status == "ok"
+
+
+async def test_asks_are_answered_by_the_binder_model() -> None:
+    class PickLast:
+        def __init__(self) -> None:
+            self.seen: list[tuple[object, dict[str, JSON]]] = []
+
+        async def bind(self, ask: object, inputs: dict[str, JSON]) -> JSON:
+            self.seen.append((ask, inputs))
+            return inputs["root"]["items"][-1]["id"]
+
+    binder = PickLast()
+    actions = [act("root"), act("pick", value={"$ask": "the last item's id", "from": ["root"]})]
+    outcome = await runner(binder=binder).run(actions)
+    pick = next(r for r in outcome.records if r.id == "pick")
+    assert pick.status == "ok" and pick.args["value"] == 2
+    assert binder.seen[0][0] == {"$ask": "the last item's id", "from": ["root"]}

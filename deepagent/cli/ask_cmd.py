@@ -105,6 +105,11 @@ async def _run(
             run_id = event.run_id
             view.show(event)
         record = await agent.record(run_id)
+    settings.runs_dir.mkdir(parents=True, exist_ok=True)
+    path = settings.runs_dir / f"{record.run_id}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(record.model_dump_json(indent=2), encoding="utf-8")
+    tmp.replace(path)
     if as_json:
         sys.stdout.write(record.model_dump_json(indent=2) + "\n")
     else:

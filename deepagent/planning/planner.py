@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import ValidationError
 
 from deepagent.planning.context import PlannerContext
@@ -28,6 +29,8 @@ class PlanningResult:
     error: str | None
     calls: int
     raw: str
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 def parse_decision(text: str) -> PlannerDecision:
@@ -46,11 +49,14 @@ def parse_decision(text: str) -> PlannerDecision:
 async def plan_round(model: BaseChatModel, ctx: PlannerContext) -> PlanningResult:
     messages: list[BaseMessage] = planner_messages(ctx)
     raw = ""
+    tokens_in = tokens_out = 0
     for attempt in (1, 2):
         reply = await model.ainvoke(messages)
         raw = str(reply.content)
+        tokens_in += count_tokens_approximately(messages)
+        tokens_out += count_tokens_approximately([reply])
         try:
-            return PlanningResult(parse_decision(raw), None, attempt, raw)
+            return PlanningResult(parse_decision(raw), None, attempt, raw, tokens_in, tokens_out)
         except ValueError as exc:
             error = str(exc)
             messages = [
@@ -61,4 +67,5 @@ async def plan_round(model: BaseChatModel, ctx: PlannerContext) -> PlanningResul
                     "following the format in the instructions."
                 ),
             ]
-    return PlanningResult(None, f"invalid planner output after a retry: {error}", 2, raw)
+    error = f"invalid planner output after a retry: {error}"
+    return PlanningResult(None, error, 2, raw, tokens_in, tokens_out)

@@ -39,7 +39,13 @@ class ToolExecutor:
 
     def remember_failure(self, name: str, args: Mapping[str, JSON], kind: str) -> None:
         """Carry a failure over from an earlier round (a new executor per round forgets)."""
-        self._failed[call_key(name, dict(args))] = kind
+        spec = self.registry.get(name)
+        canonical: JSON = dict(args)
+        if spec is not None:
+            parsed = self._validate(spec, args)
+            if not isinstance(parsed, ToolResult):
+                canonical = parsed.model_dump(mode="json")
+        self._failed[call_key(name, canonical)] = kind
 
     async def call(self, name: str, args: Mapping[str, JSON] | str | None = None) -> ToolResult:
         spec = self.registry.get(name)
