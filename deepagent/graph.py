@@ -262,6 +262,7 @@ class Nodes:
                 CaseView(
                     id=c.id,
                     question=c.question,
+                    question_type=c.question_type,
                     modules=c.modules,
                     approach=c.approach,
                     plan=c.plan,

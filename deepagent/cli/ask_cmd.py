@@ -138,6 +138,9 @@ class _Progress:
             for item in event.todo_list:
                 mark = {"completed": "x", "in_progress": ">", "pending": " "}[item.status]
                 c.print(f"  [{mark}] {item.content}", markup=False)
+        elif kind == "action_started" and event.item_index in (None, 0):
+            fan = "" if event.item_index is None else " (fan-out)"
+            c.print(f"  [dim]-> {event.action_id} {event.tool or ''}{fan}[/]")
         elif kind == "action_finished":
             style = {"ok": "green", "empty": "yellow", "skipped": "dim"}.get(event.status, "red")
             copy = "" if event.item_index is None else f"[{event.item_index}]"

@@ -19,6 +19,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from deepagent.analysis.inputs import classify_question
 from deepagent.binding import BindingError, fill_template, param_names
 from deepagent.language import detect_language
 from deepagent.planning.render import sections
@@ -169,7 +170,10 @@ def _current_case(
 def _first_fitting(
     sit: Situation, exclude: set[str]
 ) -> tuple[dict[str, Any], list[ActionSpec]] | None:
-    for case in sit.cases:
+    """The first fitting case, preferring one of the question's type (lookup/analysis)."""
+    kind = classify_question(sit.question)
+    ordered = sorted(sit.cases, key=lambda c: c.get("question_type", "analysis") != kind)
+    for case in ordered:
         if case_tag(case["id"]) in exclude:
             continue
         plan = fill_case(case, sit)

@@ -21,6 +21,7 @@ class ToolView(Strict):
 class CaseView(Strict):
     id: str
     question: str
+    question_type: Literal["lookup", "analysis"] = "analysis"
     modules: list[str]
     approach: list[str]
     plan: list[ActionSpec]
