@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_stream_writer
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
-from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest, LoadedContext
 from deepagent import events as ev
 from deepagent.analysis import (
@@ -27,43 +24,27 @@ from deepagent.analysis import (
     stream_llm_analysis,
     stream_offline_analysis,
 )
+from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
 from deepagent.execution.records import ActionRecord
 from deepagent.guards import duplicate_batch, stop_reason
-from deepagent.llm import chat_model
-from deepagent.offline.models import OfflinePlannerModel
 from deepagent.planning.context import (
-    ActionView,
     CaseView,
     PlannerContext,
-    RoundView,
     ToolView,
     Turn,
 )
 from deepagent.planning.planner import plan_round
-from deepagent.record import RoundRecord
 from deepagent.schema import CallActions, CallHuman, PlannerDecision, TodoItem
-from deepagent.settings import Settings
-from deepagent.state import RunState
+from deepagent.state import (
+    RunState,
+    add_time,
+    add_tokens,
+    collected_entry,
+    round_entry,
+    round_view,
+)
 from deepagent.tools import ToolContext, ToolExecutor
-
-
-@dataclass
-class RunDeps:
-    settings: Settings
-    loader: ContextLoader
-    planner: BaseChatModel
-    analyst: BaseChatModel | None
-
-    @classmethod
-    def create(cls, settings: Settings, loader: ContextLoader | None = None) -> RunDeps:
-        loader = loader or ContextLoader.create(settings)
-        planner_cfg, analyst_cfg = settings.model_for("planner"), settings.model_for("analyst")
-        planner = (
-            OfflinePlannerModel() if planner_cfg.kind == "offline" else chat_model(planner_cfg)
-        )
-        analyst = None if analyst_cfg.kind == "offline" else chat_model(analyst_cfg)
-        return cls(settings, loader, planner, analyst)
 
 
 def _emit(event: ev._Event) -> None:
@@ -96,13 +77,13 @@ class Nodes:
         result = await plan_round(self.deps.planner, self._planner_context(state))
         calls = dict(state.get("llm_calls", {}))
         calls["planner"] = calls.get("planner", 0) + result.calls
-        timings = _add(state, "planning", started)
-        tokens = _count(state, "planner", result.input_tokens, result.output_tokens)
+        timings = add_time(state, "planning", started)
+        tokens = add_tokens(state, "planner", result.input_tokens, result.output_tokens)
         update: dict[str, Any] = {"llm_calls": calls, "timings_ms": timings, "tokens": tokens}
         if result.decision is None:
             rounds = [
                 *state.get("rounds", []),
-                _round(state, "invalid", [], note=result.error or ""),
+                round_entry(state, "invalid", [], note=result.error or ""),
             ]
             update |= {"rounds": rounds, "stop_reason": f"planner_failed: {result.error}"}
             return Command(goto="analyze", update=update)
@@ -130,7 +111,7 @@ class Nodes:
             return Command(goto="human", update=update)
         rounds = [
             *state.get("rounds", []),
-            _round(state, "final_analysis", decision.todo_list, decision.thought),
+            round_entry(state, "final_analysis", decision.todo_list, decision.thought),
         ]
         return Command(goto="analyze", update=update | {"rounds": rounds})
 
@@ -148,7 +129,7 @@ class Nodes:
         outcome = await runner.run(
             decision.action.actions, prior=state.get("data", {}), visible_tools=loaded.tools
         )
-        record = _round(
+        record = round_entry(
             state,
             "call_actions",
             decision.todo_list,
@@ -156,16 +137,16 @@ class Nodes:
             actions=outcome.records,
             note=outcome.error or "",
         )
-        specs = {a.id: a for a in decision.action.actions}
+        modules = {name: spec.module for name, spec in self.deps.loader.registry.tools.items()}
         collected = [
             *state.get("collected", []),
-            *(_collected(r, specs, self.deps) for r in outcome.records),
+            *(collected_entry(r, modules) for r in outcome.records),
         ]
         return {
             "rounds": [*state.get("rounds", []), record],
             "data": {**state.get("data", {}), **outcome.data},
             "collected": collected,
-            "timings_ms": _add(state, "execution", started),
+            "timings_ms": add_time(state, "execution", started),
         }
 
     async def human(self, state: RunState) -> Command[Literal["load_context"]]:
@@ -173,7 +154,7 @@ class Nodes:
         assert isinstance(decision.action, CallHuman)
         rounds = [
             *state.get("rounds", []),
-            _round(state, "call_human", decision.todo_list, decision.thought),
+            round_entry(state, "call_human", decision.todo_list, decision.thought),
         ]
         _emit(
             ev.HumanInputRequested(
@@ -215,7 +196,7 @@ class Nodes:
             "status": "completed",
             "llm_calls": calls,
             "timings_ms": {
-                **_add(state, "analysis", started),
+                **add_time(state, "analysis", started),
                 "total": round((time.time() - state.get("started", time.time())) * 1000, 2),
             },
         }
@@ -256,7 +237,7 @@ class Nodes:
                 )
                 for t in loaded.tools
             ],
-            history=[_round_view(r) for r in state.get("rounds", [])],
+            history=[round_view(r) for r in state.get("rounds", [])],
             todo_list=[TodoItem.model_validate(t) for t in state.get("todo_list", [])],
             cases=[
                 CaseView(
@@ -310,77 +291,6 @@ def _action_event(kind: str, record: ActionRecord) -> None:
                 item_index=record.item_index,
             )
         )
-
-
-def _collected(record: ActionRecord, specs: dict[str, Any], deps: RunDeps) -> dict[str, Any]:
-    module = (
-        deps.loader.registry.tools[record.tool].module
-        if record.tool in deps.loader.registry.tools
-        else ""
-    )
-    return {
-        "action_id": record.id,
-        "tool": record.tool,
-        "module": module,
-        "args": record.args,
-        "status": record.status,
-        "source": record.source,
-        "plain_text": record.output_preview,
-        "data": record.data,
-        "item_index": record.item_index,
-    }
-
-
-def _round(
-    state: RunState,
-    decision: str,
-    todo: list[TodoItem],
-    thought: str = "",
-    actions: list[ActionRecord] | None = None,
-    note: str = "",
-) -> dict[str, Any]:
-    return RoundRecord(
-        index=len(state.get("rounds", [])) + 1,
-        todo_list=todo,
-        decision=decision,
-        thought=thought,
-        actions=actions or [],
-        note=note,
-    ).model_dump(mode="json")
-
-
-def _round_view(r: dict[str, Any]) -> RoundView:
-    actions = [
-        ActionView(
-            id=a["id"],
-            tool=a.get("tool"),
-            args=a.get("args", {}),
-            status=a["status"],
-            error=a.get("error"),
-            output_preview=a.get("output_preview", ""),
-            item_index=a.get("item_index"),
-        )
-        for a in r.get("actions", [])
-    ]
-    return RoundView(
-        index=r["index"], decision=r["decision"], actions=actions, note=r.get("note", "")
-    )
-
-
-def _count(
-    state: RunState, role: str, tokens_in: int, tokens_out: int
-) -> dict[str, dict[str, int]]:
-    tokens = {k: dict(v) for k, v in state.get("tokens", {}).items()}
-    entry = tokens.setdefault(role, {"input": 0, "output": 0})
-    entry["input"] += tokens_in
-    entry["output"] += tokens_out
-    return tokens
-
-
-def _add(state: RunState, key: str, started: float) -> dict[str, float]:
-    timings = dict(state.get("timings_ms", {}))
-    timings[key] = round(timings.get(key, 0.0) + (time.perf_counter() - started) * 1000, 2)
-    return timings
 
 
 def build_graph(

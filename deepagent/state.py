@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, TypedDict
 
-from deepagent.schema import JSON
+from deepagent.execution.records import ActionRecord
+from deepagent.planning.context import ActionView, RoundView
+from deepagent.record import RoundRecord
+from deepagent.schema import JSON, TodoItem
 
 
 class RunState(TypedDict, total=False):
@@ -32,3 +36,73 @@ class RunState(TypedDict, total=False):
 
 def call_key(tool: str | None, args: JSON) -> str:
     return f"{tool}:{json.dumps(args, sort_keys=True, ensure_ascii=False)}"
+
+
+# --- state updates shared by the graph's nodes ---------------------------------------
+
+
+def collected_entry(record: ActionRecord, modules: dict[str, str]) -> dict[str, Any]:
+    """What the analysis gets of one executed action copy."""
+    return {
+        "action_id": record.id,
+        "tool": record.tool,
+        "module": modules.get(record.tool or "", ""),
+        "args": record.args,
+        "status": record.status,
+        "source": record.source,
+        "plain_text": record.output_preview,
+        "data": record.data,
+        "item_index": record.item_index,
+    }
+
+
+def round_entry(
+    state: RunState,
+    decision: str,
+    todo: list[TodoItem],
+    thought: str = "",
+    actions: list[ActionRecord] | None = None,
+    note: str = "",
+) -> dict[str, Any]:
+    return RoundRecord(
+        index=len(state.get("rounds", [])) + 1,
+        todo_list=todo,
+        decision=decision,
+        thought=thought,
+        actions=actions or [],
+        note=note,
+    ).model_dump(mode="json")
+
+
+def round_view(r: dict[str, Any]) -> RoundView:
+    actions = [
+        ActionView(
+            id=a["id"],
+            tool=a.get("tool"),
+            args=a.get("args", {}),
+            status=a["status"],
+            error=a.get("error"),
+            output_preview=a.get("output_preview", ""),
+            item_index=a.get("item_index"),
+        )
+        for a in r.get("actions", [])
+    ]
+    return RoundView(
+        index=r["index"], decision=r["decision"], actions=actions, note=r.get("note", "")
+    )
+
+
+def add_tokens(
+    state: RunState, role: str, tokens_in: int, tokens_out: int
+) -> dict[str, dict[str, int]]:
+    tokens = {k: dict(v) for k, v in state.get("tokens", {}).items()}
+    entry = tokens.setdefault(role, {"input": 0, "output": 0})
+    entry["input"] += tokens_in
+    entry["output"] += tokens_out
+    return tokens
+
+
+def add_time(state: RunState, key: str, started: float) -> dict[str, float]:
+    timings = dict(state.get("timings_ms", {}))
+    timings[key] = round(timings.get(key, 0.0) + (time.perf_counter() - started) * 1000, 2)
+    return timings

@@ -1,0 +1,30 @@
+"""What the graph's nodes need besides the state: settings, context loader and models."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+
+from context_loader.loader import ContextLoader
+from deepagent.llm import chat_model
+from deepagent.offline.models import OfflinePlannerModel
+from deepagent.settings import Settings
+
+
+@dataclass
+class RunDeps:
+    settings: Settings
+    loader: ContextLoader
+    planner: BaseChatModel
+    analyst: BaseChatModel | None
+
+    @classmethod
+    def create(cls, settings: Settings, loader: ContextLoader | None = None) -> RunDeps:
+        loader = loader or ContextLoader.create(settings)
+        planner_cfg, analyst_cfg = settings.model_for("planner"), settings.model_for("analyst")
+        planner = (
+            OfflinePlannerModel() if planner_cfg.kind == "offline" else chat_model(planner_cfg)
+        )
+        analyst = None if analyst_cfg.kind == "offline" else chat_model(analyst_cfg)
+        return cls(settings, loader, planner, analyst)
