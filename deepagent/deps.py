@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 
 from context_loader.loader import ContextLoader
+from deepagent.binder import LLMBinder
 from deepagent.llm import chat_model
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.settings import Settings
@@ -18,6 +19,7 @@ class RunDeps:
     loader: ContextLoader
     planner: BaseChatModel
     analyst: BaseChatModel | None
+    binder: LLMBinder | None = None
 
     @classmethod
     def create(cls, settings: Settings, loader: ContextLoader | None = None) -> RunDeps:
@@ -27,4 +29,6 @@ class RunDeps:
             OfflinePlannerModel() if planner_cfg.kind == "offline" else chat_model(planner_cfg)
         )
         analyst = None if analyst_cfg.kind == "offline" else chat_model(analyst_cfg)
-        return cls(settings, loader, planner, analyst)
+        binder_cfg = settings.model_for("binder")
+        binder = None if binder_cfg.kind == "offline" else LLMBinder(chat_model(binder_cfg))
+        return cls(settings, loader, planner, analyst, binder)

@@ -123,6 +123,7 @@ class Nodes:
         runner = TreeRunner(
             self._executor(state),
             max_parallel=self.deps.settings.max_parallel_actions,
+            binder=self.deps.binder,
             on_event=_action_event,
             t0=time.perf_counter() - (time.time() - state.get("started", time.time())),
         )

@@ -191,3 +191,21 @@ async def test_asks_are_answered_by_the_binder_model() -> None:
     pick = next(r for r in outcome.records if r.id == "pick")
     assert pick.status == "ok" and pick.args["value"] == 2
     assert binder.seen[0][0] == {"$ask": "the last item's id", "from": ["root"]}
+
+
+async def test_llm_binder_turns_a_model_reply_into_the_argument() -> None:
+    from deepagent.binder import LLMBinder
+    from deepagent.llm.testing import ScriptedChatModel
+
+    model = ScriptedChatModel.from_replies(["[0, 2]", '{"error": "no such field"}'])
+    actions = [
+        act("root"),
+        act("pick", value={"$ask": "ids of the first and last items", "from": ["root"]}),
+        act("fail", ["pick"], value={"$ask": "the colour", "from": ["root"]}),
+    ]
+    outcome = await runner(binder=LLMBinder(model)).run(actions)
+    status = {r.id: r for r in outcome.records}
+    assert status["pick"].status == "ok" and status["pick"].args["value"] == [0, 2]
+    assert status["fail"].status == "failed" and "no such field" in (status["fail"].error or "")
+    prompt = str(model.calls[0][-1].content)
+    assert "ids of the first and last items" in prompt and '"items"' in prompt

@@ -96,6 +96,53 @@ async def campaign_and_category(
     return camp, cat, source
 
 
+async def campaign_years(store: Store) -> list[int]:
+    """The years with campaigns, oldest first."""
+    rows = await store.fetch_all("SELECT DISTINCT year FROM campaigns ORDER BY year")
+    return [int(r["year"]) for r in rows]
+
+
+def no_year(year: int, years: list[int], source: str) -> ToolResult:
+    covered = ", ".join(map(str, years))
+    return ToolResult.empty(
+        f"no campaigns in {year}: campaign data covers {covered}", source, data={"years": years}
+    )
+
+
+LIST_CAMPAIGNS_SQL = (
+    f"SELECT {CAMP_COLS}, (SELECT SUM(m.gmv) FROM campaign_category_metrics m JOIN "
+    "categories k ON k.id = m.category_id WHERE m.campaign_id = c.id AND k.parent_id IS NULL"
+    ") AS gmv, (SELECT SUM(m.baseline_gmv) FROM campaign_category_metrics m JOIN categories"
+    " k ON k.id = m.category_id WHERE m.campaign_id = c.id AND k.parent_id IS NULL) AS base,"
+    " (SELECT SUM(cm.gmv) FROM category_metrics cm JOIN categories k ON k.id = "
+    "cm.category_id WHERE cm.month = c.month AND k.parent_id IS NULL) AS month_gmv "
+    "FROM campaigns c WHERE ? IS NULL OR c.year = ? ORDER BY c.id"
+)
+"""Campaigns with marketplace-wide GMV, baseline and month GMV (sums over the top-level
+categories); binds the year (or None for all years) twice."""
+
+
+def no_campaign_named(text: str, source: str) -> ToolResult:
+    return ToolResult.empty(
+        f"no campaign named in {text!r}; known campaigns: 年货节 Spring Festival Shopping"
+        ", 38女王节 Queen's Day, 618 Mid-Year Sale, 99划算节 99 Sale, 双11 Double 11, 双12 "
+        "Double 12 (list_campaigns lists them with ids)",
+        source,
+    )
+
+
+async def started_campaigns(store: Store, code: str, year: int | None, today: date) -> list[Row]:
+    """The campaign of ``code`` in ``year`` (without a year, its latest occurrence) that has
+    started by ``today`` and has data; an empty list when there is none."""
+    rows = await store.fetch_all(
+        f"SELECT {CAMP_COLS} FROM campaigns c WHERE code = ? AND start_date <= ? AND "
+        "EXISTS (SELECT 1 FROM campaign_category_metrics m WHERE m.campaign_id = c.id) "
+        "ORDER BY year DESC",
+        (code, today.isoformat()),
+    )
+    return [r for r in rows if year is None or r["year"] == year][:1]
+
+
 def match_codes(text: str) -> list[str]:
     """Campaign codes named in a text, in the order they appear."""
     low = text.lower()

@@ -6,6 +6,7 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, model_validator
 
+from business.modules import _reviews as rv
 from business.modules._shared import (
     Args,
     CategoryId,
@@ -19,7 +20,7 @@ from business.modules._shared import (
     resolve_month,
     store_of,
 )
-from business.store import Row, Store
+from business.store import Row
 from deepagent.schema import ToolResult
 from deepagent.tools import ToolContext, tool
 
@@ -27,14 +28,8 @@ MODULE = "consumer_insight"
 TITLE = "Consumer insight"
 Sentiment = Literal["positive", "negative", "neutral"]
 SENTIMENTS = ("positive", "negative", "neutral")
-DIMENSIONS = ("gender", "age", "city_tier", "spending_power")
 DIMENSION_ZH = {
     "gender": "性别", "age": "年龄", "city_tier": "城市等级", "spending_power": "消费力",
-}  # fmt: skip
-SEGMENT_ZH = {
-    "female": "女性", "male": "男性", "tier1": "一线城市", "new_tier1": "新一线城市",
-    "tier2": "二线城市", "tier3": "三线城市", "tier4_below": "四线及以下城市", "low": "低消费",
-    "medium": "中等消费", "high": "高消费", "very_high": "超高消费",
 }  # fmt: skip
 SHOWN = 15  # items listed in plain_text; the full list is in data
 RATING_BANDS: tuple[tuple[float, float | None, str], ...] = (
@@ -54,27 +49,6 @@ def _pick(row: Row, *keys: str) -> dict[str, Any]:
 
 def _marks(ids: list[int]) -> str:
     return ",".join("?" * len(ids))
-
-
-def _segment(segment: str) -> dict[str, str]:
-    return {"segment": segment, "segment_zh": SEGMENT_ZH.get(segment, segment)}
-
-
-async def _product(store: Store, product_id: int) -> Row | None:
-    return await store.fetch_one(
-        "SELECT p.id, p.title_zh, p.title_en, p.brand, p.price, p.rating, p.review_count, "
-        "p.category_id, c.name_zh AS category_zh, c.name_en AS category_en "
-        "FROM products p JOIN categories c ON c.id = p.category_id WHERE p.id = ?",
-        (product_id,),
-    )
-
-
-def _no_product(product_id: int, source: str) -> ToolResult:
-    return ToolResult.empty(
-        f"product {product_id} does not exist; find product ids with the product tools "
-        "(e.g. the top products of a category)",
-        source,
-    )
 
 
 # ---------------------------------------------------------------- reviews
@@ -103,9 +77,9 @@ async def get_review_keywords(args: ReviewKeywordsArgs, ctx: ToolContext) -> Too
     store = store_of(ctx)
     if args.product_id is not None:
         source = _src("review_keywords", f"product {args.product_id}")
-        product = await _product(store, args.product_id)
+        product = await rv.product(store, args.product_id)
         if product is None:
-            return _no_product(args.product_id, source)
+            return rv.no_product(args.product_id, source)
         subject = {"type": "product", **_pick(product, "id", "title_zh", "title_en")}
         name = f"{product['title_zh']} {product['title_en']} (product {product['id']})"
         rows = await store.fetch_all(
@@ -137,7 +111,7 @@ async def get_review_keywords(args: ReviewKeywordsArgs, ctx: ToolContext) -> Too
         mentions = sum(int(r["mentions"]) for r in rows if r["sentiment"] == s)
         kws = len({r["keyword_en"] for r in rows if r["sentiment"] == s})
         counts[s] = {"keywords": kws, "mentions": mentions, "share": round(mentions / total, 4)}
-    keywords = _aggregate_keywords(rows, args.sentiment, total)
+    keywords = rv.aggregate_keywords(rows, args.sentiment, total)
     shown = keywords[: args.limit]
     if not shown:
         return ToolResult.empty(f"{name} has no {args.sentiment} review keywords", source)
@@ -158,26 +132,6 @@ async def get_review_keywords(args: ReviewKeywordsArgs, ctx: ToolContext) -> Too
     return ToolResult.success(data, text, source, total=len(keywords))
 
 
-def _aggregate_keywords(rows: list[Row], sentiment: str | None, total: int) -> list[dict[str, Any]]:
-    """Sum mentions by keyword_en; a keyword's sentiment is its most-mentioned one."""
-    by_kw: dict[str, dict[str, int]] = {}
-    zh: dict[str, str] = {}
-    for r in rows:
-        if sentiment is None or r["sentiment"] == sentiment:
-            per = by_kw.setdefault(r["keyword_en"], {})
-            per[r["sentiment"]] = per.get(r["sentiment"], 0) + int(r["mentions"])
-            zh.setdefault(r["keyword_en"], r["keyword_zh"])
-    out: list[dict[str, Any]] = []
-    for kw, per in by_kw.items():
-        mentions = sum(per.values())
-        top = max(per, key=lambda s: (per[s], s))
-        share = round(mentions / total, 4)
-        out.append({"keyword_zh": zh[kw], "keyword_en": kw, "sentiment": top,
-                    "mentions": mentions, "share": share})  # fmt: skip
-    out.sort(key=lambda k: (-int(k["mentions"]), str(k["keyword_en"])))
-    return out
-
-
 class ReviewSummaryArgs(Args):
     product_id: ProductId
     top_n: int = Field(5, ge=1, le=20, description="How many positive/negative keywords to list")
@@ -189,9 +143,9 @@ async def get_review_summary(args: ReviewSummaryArgs, ctx: ToolContext) -> ToolR
     and how its rating compares with the average rating of the products in its leaf category."""
     store = store_of(ctx)
     source = _src("products, review_keywords", f"product {args.product_id}")
-    product = await _product(store, args.product_id)
+    product = await rv.product(store, args.product_id)
     if product is None:
-        return _no_product(args.product_id, source)
+        return rv.no_product(args.product_id, source)
     kws = await store.fetch_all(
         KEYWORD_SQL + "WHERE subject_type = 'product' AND subject_id = ? "
         "ORDER BY mentions DESC, keyword_en",
@@ -300,20 +254,6 @@ async def get_rating_distribution(args: RatingDistributionArgs, ctx: ToolContext
 # ---------------------------------------------------------------- audience
 
 
-async def _profile(store: Store, category_id: int) -> dict[str, list[Row]]:
-    """Audience rows of a category by dimension (standard dimensions first)."""
-    rows = await store.fetch_all(
-        "SELECT dimension, segment, share, tgi FROM audience_profiles WHERE category_id = ? "
-        "ORDER BY rowid",
-        (category_id,),
-    )
-    out: dict[str, list[Row]] = {}
-    for r in rows:
-        out.setdefault(r["dimension"], []).append(r)
-    order = [*DIMENSIONS, *sorted(set(out) - set(DIMENSIONS))]
-    return {d: out[d] for d in order if d in out}
-
-
 class AudienceProfileArgs(Args):
     category_id: CategoryId
 
@@ -328,13 +268,13 @@ async def get_audience_profile(args: AudienceProfileArgs, ctx: ToolContext) -> T
     cat = await get_category(store, args.category_id)
     if cat is None:
         return no_category(args.category_id, source)
-    profile = await _profile(store, cat["id"])
+    profile = await rv.audience_profile(store, cat["id"])
     if not profile:
         return ToolResult.empty(f"no audience profile recorded for {label(cat)}", source)
     dims: list[dict[str, Any]] = []
     for dim, rows in profile.items():
         segs = [
-            {**_segment(r["segment"]), "share": round(r["share"], 4), "tgi": round(r["tgi"], 1)}
+            {**rv.segment(r["segment"]), "share": round(r["share"], 4), "tgi": round(r["tgi"], 1)}
             for r in rows
         ]
         top = max(segs, key=lambda s: float(s["share"]))
@@ -378,7 +318,7 @@ async def compare_audiences(args: CompareAudiencesArgs, ctx: ToolContext) -> Too
         cat = await get_category(store, cid)
         if cat is None:
             return no_category(cid, source)
-        profile = await _profile(store, cid)
+        profile = await rv.audience_profile(store, cid)
         if not profile:
             return ToolResult.empty(f"no audience profile recorded for {label(cat)}", source)
         cats.append(_pick(cat, "id", "name_zh", "name_en"))
@@ -393,10 +333,10 @@ async def compare_audiences(args: CompareAudiencesArgs, ctx: ToolContext) -> Too
             shares = [round(r["share"], 4) if r else 0.0 for r in found]
             tgis = [round(r["tgi"], 1) if r else None for r in found]
             spread = round(max(shares) - min(shares), 4)
-            seg_rows.append({**_segment(seg), "shares": shares, "tgi": tgis, "spread": spread})
+            seg_rows.append({**rv.segment(seg), "shares": shares, "tgi": tgis, "spread": spread})
             hi, lo = shares.index(max(shares)), shares.index(min(shares))
             diffs.append({
-                "dimension": dim, **_segment(seg), "spread": spread,
+                "dimension": dim, **rv.segment(seg), "spread": spread,
                 "highest": {"category_id": ids[hi], "share": shares[hi]},
                 "lowest": {"category_id": ids[lo], "share": shares[lo]},
             })  # fmt: skip

@@ -52,11 +52,7 @@ async def list_my_new_products(args: ListMyNewProductsArgs, ctx: ToolContext) ->
     name = f"{merchant['name_zh']} {merchant['name_en']} ({merchant_id})"
     offset = (args.page - 1) * args.page_size
     if offset >= total:
-        pages = (total + args.page_size - 1) // args.page_size
-        why = f"page {args.page} is past the last page ({pages})" if total else "none"
-        return ToolResult.empty(
-            f"{name} has {total} products launched since {args.since_month}: {why}", source
-        )
+        return bd.past_last_page(name, total, args.page, args.page_size, args.since_month, source)
     latest = await pr.latest_month(store)
     order = "p.launch_month DESC, p.id LIMIT ? OFFSET ?"
     rows = await store.fetch_all(
@@ -102,13 +98,7 @@ async def get_price_bands(args: PriceBandsArgs, ctx: ToolContext) -> ToolResult:
         return found
     cat, month = found
     if not cat["is_leaf"]:
-        n = await pr.leaf_count(store, cat["id"])
-        return ToolResult.empty(
-            f"{label(cat)} is not a leaf: price bands exist on leaf categories only and it has "
-            f"{n} leaves; use list_leaf_categories({cat['id']}) and ask per leaf",
-            source,
-            data={"category_id": cat["id"], "is_leaf": False, "leaf_count": n},
-        )
+        return await bd.not_leaf(store, cat, source)
     rows = await bd.band_metrics(store, cat["id"], month)
     source = src("price_band_metrics", month)
     if not rows:
@@ -164,21 +154,8 @@ async def get_top_products(args: TopProductsArgs, ctx: ToolContext) -> ToolResul
         return ToolResult.empty(f"no product sales in {scope} in {month}", source)
     base = await pr.scope_gmv(store, month, category_id=cat["id"], band_id=args.price_band_id)
     top = rows[: args.top_n]
-    products = [
-        pr.product_row(
-            r,
-            pr.TOP,
-            gmv=round(r["month_gmv"], 2),
-            units=r["month_units"],
-            share=pr.ratio(r["month_gmv"], base),
-        )
-        for r in top
-    ]
-    lines = "; ".join(
-        f"{i}. {pr.product_label(r)} GMV {money(r['month_gmv'])} "
-        f"({pr.share_text(pr.ratio(r['month_gmv'], base) or 0)})"
-        for i, r in enumerate(top, 1)
-    )
+    products = bd.top_rows(top, base)
+    lines = bd.top_text(top, base)
     return ToolResult.success(
         {
             "category": pick(cat, CATEGORY_KEYS),
@@ -223,13 +200,7 @@ async def get_product_profile(args: ProductArgs, ctx: ToolContext) -> ToolResult
         flow_months=span["flow_months"],
     )
     return ToolResult.success(
-        data,
-        f"{pr.product_label(row)}; {row['category_path_zh']} / {row['category_path_en']}; band "
-        f"{row['price_band']}; merchant {row['merchant_zh']} {row['merchant_en']} "
-        f"({row['merchant_id']}); rating {row['rating']} ({row['review_count']} reviews); "
-        f"launched {row['launch_month']}; {latest} GMV {money(gmv)}; selling points: "
-        + ", ".join(pr.points(row, "en")),
-        src("products / product_metrics", latest),
+        data, bd.profile_text(row, latest, gmv), src("products / product_metrics", latest)
     )
 
 
@@ -252,11 +223,7 @@ async def get_product_trend(args: ProductTrendArgs, ctx: ToolContext) -> ToolRes
         return found
     row, lo, hi = found
     source = src("product_metrics", f"{lo}..{hi}")
-    series = await store.fetch_all(
-        "SELECT month, ROUND(gmv, 2) AS gmv, units FROM product_metrics "
-        "WHERE product_id = ? AND month BETWEEN ? AND ? ORDER BY month",
-        (row["id"], lo, hi),
-    )
+    series = await bd.product_series(store, row["id"], lo, hi)
     if not series:
         return ToolResult.empty(
             f"{pr.product_label(row)} has no sales between {lo} and {hi} "
@@ -346,21 +313,8 @@ async def get_new_product_ranking(args: NewRankingArgs, ctx: ToolContext) -> Too
     base = await pr.scope_gmv(store, month, category_id=cat["id"], band_id=None)
     new_gmv = sum(float(r["month_gmv"]) for r in rows)
     top = rows[: args.top_n]
-    products = [
-        pr.product_row(
-            r,
-            (*BASIC, "rating", "launch_month"),
-            months_since_launch=pr.months_between(r["launch_month"], month),
-            gmv=round(r["month_gmv"], 2),
-            units=r["month_units"],
-            share=pr.ratio(r["month_gmv"], base),
-        )
-        for r in top
-    ]
-    lines = "; ".join(
-        f"{i}. {pr.product_label(r)} launched {r['launch_month']}, GMV {money(r['month_gmv'])}"
-        for i, r in enumerate(top, 1)
-    )
+    products = bd.new_rows(top, month, base)
+    lines = bd.new_text(top)
     return ToolResult.success(
         {
             "category": pick(cat, CATEGORY_KEYS),

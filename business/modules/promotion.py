@@ -32,18 +32,6 @@ Year = Annotated[
 ]
 
 
-async def _years(ctx: ToolContext) -> list[int]:
-    rows = await store_of(ctx).fetch_all("SELECT DISTINCT year FROM campaigns ORDER BY year")
-    return [int(r["year"]) for r in rows]
-
-
-def _no_year(year: int, years: list[int], source: str) -> ToolResult:
-    covered = ", ".join(map(str, years))
-    return ToolResult.empty(
-        f"no campaigns in {year}: campaign data covers {covered}", source, data={"years": years}
-    )
-
-
 class ListCampaignsArgs(Args):
     year: Year
 
@@ -54,18 +42,9 @@ async def list_campaigns(args: ListCampaignsArgs, ctx: ToolContext) -> ToolResul
     dates, month and marketplace-wide GMV, uplift vs baseline and share of the month's GMV."""
     store = store_of(ctx)
     source = src("campaigns", str(args.year or "all years"))
-    rows = await store.fetch_all(
-        f"SELECT {pm.CAMP_COLS}, (SELECT SUM(m.gmv) FROM campaign_category_metrics m JOIN "
-        "categories k ON k.id = m.category_id WHERE m.campaign_id = c.id AND k.parent_id IS NULL"
-        ") AS gmv, (SELECT SUM(m.baseline_gmv) FROM campaign_category_metrics m JOIN categories"
-        " k ON k.id = m.category_id WHERE m.campaign_id = c.id AND k.parent_id IS NULL) AS base,"
-        " (SELECT SUM(cm.gmv) FROM category_metrics cm JOIN categories k ON k.id = "
-        "cm.category_id WHERE cm.month = c.month AND k.parent_id IS NULL) AS month_gmv "
-        "FROM campaigns c WHERE ? IS NULL OR c.year = ? ORDER BY c.id",
-        (args.year, args.year),
-    )
+    rows = await store.fetch_all(pm.LIST_CAMPAIGNS_SQL, (args.year, args.year))
     if not rows:
-        return _no_year(args.year or 0, await _years(ctx), source)
+        return pm.no_year(args.year or 0, await pm.campaign_years(store), source)
     items = []
     for r in rows:
         gmv, base, month = (float(r[k] or 0) for k in ("gmv", "base", "month_gmv"))
@@ -102,25 +81,13 @@ async def find_campaign(args: FindCampaignArgs, ctx: ToolContext) -> ToolResult:
     source = src("campaigns", args.text)
     codes = pm.match_codes(args.text)
     if not codes:
-        return ToolResult.empty(
-            f"no campaign named in {args.text!r}; known campaigns: 年货节 Spring Festival Shopping"
-            ", 38女王节 Queen's Day, 618 Mid-Year Sale, 99划算节 99 Sale, 双11 Double 11, 双12 "
-            "Double 12 (list_campaigns lists them with ids)",
-            source,
-        )
+        return pm.no_campaign_named(args.text, source)
     year = args.year if args.year is not None else pm.year_in(args.text, ctx.now)
     found: list[Row] = []
     for code in codes:
-        rows = await store.fetch_all(
-            f"SELECT {pm.CAMP_COLS} FROM campaigns c WHERE code = ? AND start_date <= ? AND "
-            "EXISTS (SELECT 1 FROM campaign_category_metrics m WHERE m.campaign_id = c.id) "
-            "ORDER BY year DESC",
-            (code, ctx.now.isoformat()),
-        )
-        pick = [r for r in rows if year is None or r["year"] == year][:1]
-        found.extend(pick)
+        found.extend(await pm.started_campaigns(store, code, year, ctx.now))
     if not found:
-        return _no_year(year or 0, await _years(ctx), source)
+        return pm.no_year(year or 0, await pm.campaign_years(store), source)
     items = [camp_ref(r) for r in found]
     return ToolResult.success(
         {"query": args.text, "year": year, "campaign": items[0], "campaigns": items},
@@ -371,9 +338,9 @@ async def get_discount_depth(args: DiscountDepthArgs, ctx: ToolContext) -> ToolR
         if (args.year is None or r["campaign"]["year"] == args.year)
         and (args.campaign_id is None or r["campaign"]["id"] == args.campaign_id)
     ]
-    years = await _years(ctx)
+    years = await pm.campaign_years(store)
     if not rows and args.year is not None and args.year not in years:
-        return _no_year(args.year, years, source)
+        return pm.no_year(args.year, years, source)
     if not rows:
         return ToolResult.empty(f"campaign {args.campaign_id} is not in {args.year}", source)
     weight = sum(r["gmv"] for r in rows)
