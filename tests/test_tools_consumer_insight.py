@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from deepagent.tools import ToolExecutor
-from tests.tool_helpers import leaves_under, module_executor
+from tests.tool_helpers import kind, leaves_under, module_executor
 
 
 @pytest.fixture
@@ -301,3 +301,15 @@ async def test_compare_audiences_bad_input(ex: ToolExecutor, db: sqlite3.Connect
     res = await ex.call("compare_audiences", {"category_ids": [cid, 987654321]})
     assert res.error is not None and res.error.kind == "empty"
     assert "987654321" in res.plain_text
+
+
+async def test_keywords_with_no_mentions_are_empty_not_a_crash(
+    ex: ToolExecutor, db: sqlite3.Connection
+) -> None:
+    row = db.execute(
+        "SELECT subject_id FROM review_keywords WHERE subject_type = 'product' "
+        "GROUP BY subject_id HAVING SUM(mentions) = 0 LIMIT 1"
+    ).fetchone()
+    assert row is not None, "the small database has products whose keywords have no mentions"
+    res = await ex.call("get_review_keywords", {"product_id": row[0]})
+    assert kind(res) == "empty" and "no review keywords" in res.plain_text

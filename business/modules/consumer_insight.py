@@ -103,9 +103,9 @@ async def get_review_keywords(args: ReviewKeywordsArgs, ctx: ToolContext) -> Too
             KEYWORD_SQL + f"WHERE subject_type = 'category' AND subject_id IN ({_marks(leaves)})",
             leaves,
         )
-    if not rows:
-        return ToolResult.empty(f"no review keywords recorded for {name}", source)
     total = sum(int(r["mentions"]) for r in rows)
+    if not rows or total == 0:
+        return ToolResult.empty(f"no review keywords recorded for {name}", source)
     counts: dict[str, dict[str, Any]] = {}
     for s in SENTIMENTS:
         mentions = sum(int(r["mentions"]) for r in rows if r["sentiment"] == s)
