@@ -20,6 +20,7 @@ class RunDeps:
     planner: BaseChatModel
     analyst: BaseChatModel | None
     binder: LLMBinder | None = None
+    summarizer: BaseChatModel | None = None
 
     @classmethod
     def create(cls, settings: Settings, loader: ContextLoader | None = None) -> RunDeps:
@@ -31,4 +32,6 @@ class RunDeps:
         analyst = None if analyst_cfg.kind == "offline" else chat_model(analyst_cfg)
         binder_cfg = settings.model_for("binder")
         binder = None if binder_cfg.kind == "offline" else LLMBinder(chat_model(binder_cfg))
-        return cls(settings, loader, planner, analyst, binder)
+        summarizer_cfg = settings.model_for("summarizer")
+        summarizer = None if summarizer_cfg.kind == "offline" else chat_model(summarizer_cfg)
+        return cls(settings, loader, planner, analyst, binder, summarizer)

@@ -44,7 +44,9 @@ from deepagent.state import (
     round_entry,
     round_view,
 )
+from deepagent.summarizing import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
+from deepagent.workspace import Workspace
 
 
 def _emit(event: ev._Event) -> None:
@@ -54,6 +56,7 @@ def _emit(event: ev._Event) -> None:
 class Nodes:
     def __init__(self, deps: RunDeps) -> None:
         self.deps = deps
+        self.summarizer = Summarizer(deps.settings, deps.summarizer)
 
     async def load_context(self, state: RunState) -> dict[str, Any]:
         request = ContextRequest.model_validate(state["request"])
@@ -73,13 +76,22 @@ class Nodes:
         reason = stop_reason(state, self.deps.settings)
         if reason is not None:
             return Command(goto="analyze", update={"stop_reason": reason})
+        swapped, summary_events = await self.summarizer.at_round_start(state)
+        for event in summary_events:
+            _emit(event)
+        state = {**state, **swapped}  # type: ignore[typeddict-item]
         started = time.perf_counter()
         result = await plan_round(self.deps.planner, self._planner_context(state))
         calls = dict(state.get("llm_calls", {}))
         calls["planner"] = calls.get("planner", 0) + result.calls
         timings = add_time(state, "planning", started)
         tokens = add_tokens(state, "planner", result.input_tokens, result.output_tokens)
-        update: dict[str, Any] = {"llm_calls": calls, "timings_ms": timings, "tokens": tokens}
+        update: dict[str, Any] = {
+            **swapped,
+            "llm_calls": calls,
+            "timings_ms": timings,
+            "tokens": tokens,
+        }
         if result.decision is None:
             rounds = [
                 *state.get("rounds", []),
@@ -206,12 +218,19 @@ class Nodes:
 
     def _executor(self, state: RunState) -> ToolExecutor:
         request = ContextRequest.model_validate(state["request"])
+        settings = self.deps.settings
+        workspace = None
+        params: dict[str, Any] = {}
+        if settings.filesystem:
+            workspace = Workspace(settings.workspace_root, state["run_id"])
+            params["workspace_root"] = str(settings.workspace_root)
         ctx = ToolContext(
-            settings=self.deps.settings,
-            now=request.now or self.deps.settings.now,
+            settings=settings,
+            now=request.now or settings.now,
             run_id=state["run_id"],
+            params=params,
         )
-        executor = ToolExecutor(self.deps.loader.registry, ctx)
+        executor = ToolExecutor(self.deps.loader.registry, ctx, workspace=workspace)
         for rnd in state.get("rounds", []):
             for a in rnd.get("actions", []):
                 if a["status"] in ("failed", "empty") and a.get("tool"):
@@ -238,7 +257,10 @@ class Nodes:
                 )
                 for t in loaded.tools
             ],
-            history=[round_view(r) for r in state.get("rounds", [])],
+            history=[
+                round_view(r) for r in state.get("rounds", [])[state.get("summarized_rounds", 0) :]
+            ],
+            summary=state.get("summary"),
             todo_list=[TodoItem.model_validate(t) for t in state.get("todo_list", [])],
             cases=[
                 CaseView(

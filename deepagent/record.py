@@ -36,6 +36,7 @@ class SummaryRecord(Strict):
     tokens_after: int
     duration_ms: float
     mode: Literal["async", "sync"]
+    error: str | None = None
 
 
 class TokenCount(Strict):

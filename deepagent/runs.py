@@ -16,8 +16,9 @@ from context_loader.models import ContextRequest, LoadedContext
 from deepagent import events as ev
 from deepagent.graph import RunDeps, build_graph
 from deepagent.language import detect_language
-from deepagent.record import RoundRecord, RunRecord, TokenCount
+from deepagent.record import RoundRecord, RunRecord, SummaryRecord, TokenCount
 from deepagent.state import RunState
+from deepagent.workspace import cleanup
 
 
 class Agent:
@@ -26,6 +27,9 @@ class Agent:
     def __init__(self, deps: RunDeps, checkpointer: BaseCheckpointSaver[Any] | None = None) -> None:
         self.deps = deps
         self.graph = build_graph(deps, checkpointer or InMemorySaver())
+        settings = deps.settings
+        if settings.filesystem and settings.workspace_root.exists():
+            cleanup(settings.workspace_root, max_age_s=settings.workspace_retention_s)
         self._stampers: dict[str, ev.EventStamper] = {}
 
     async def start(
@@ -104,6 +108,7 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
         timings_ms=timings,
         llm_calls=state.get("llm_calls", {}),
         tokens={k: TokenCount(**v) for k, v in state.get("tokens", {}).items()},
+        summaries=[SummaryRecord.model_validate(x) for x in state.get("summaries", [])],
         planning_rounds=sum(1 for r in rounds if r.decision != "invalid"),
         error=state.get("error"),
     )

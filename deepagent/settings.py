@@ -59,6 +59,22 @@ class Settings(BaseSettings):
     max_tool_calls: int = Field(default=400, ge=1, description="Guard: tool calls per run.")
     max_parallel_actions: int = Field(default=8, ge=1, description="Concurrent tool calls.")
     mode: Literal["react", "parallel", "tree"] = Field(default="tree", description="Planning mode.")
+    summary_mode: Literal["async", "sync", "off"] = Field(
+        default="async", description="Summaries of the planner's history: async, sync or off."
+    )
+    summary_token_budget: int = Field(
+        default=6000, ge=100, description="History tokens that trigger a summary."
+    )
+    filesystem: bool = Field(
+        default=False, description="Offload large tool results to a per-run workspace."
+    )
+    workspace_root: Path = Field(default=Path("var/workspaces"), description="Run workspaces.")
+    offload_chars: int = Field(
+        default=4000, ge=200, description="Results larger than this (JSON chars) are offloaded."
+    )
+    workspace_retention_s: float = Field(
+        default=7 * 24 * 3600, gt=0, description="Workspaces older than this are deleted."
+    )
     runs_dir: Path = Field(
         default=Path("var/runs"), description="RunRecord JSON files of CLI runs."
     )

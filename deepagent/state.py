@@ -29,6 +29,9 @@ class RunState(TypedDict, total=False):
     analysis: str
     pending_question: str | None
     llm_calls: dict[str, int]
+    summary: str | None  # compressed form of rounds[:summarized_rounds]
+    summarized_rounds: int
+    summaries: list[dict[str, Any]]  # SummaryRecord as JSON
     tokens: dict[str, dict[str, int]]  # role -> {"input": n, "output": n}
     timings_ms: dict[str, float]
     error: str | None

@@ -32,6 +32,7 @@ from deepagent.schema import (
     PlannerDecision,
     TodoItem,
 )
+from deepagent.summary import done_actions
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Situation:
     params: dict[str, JSON]
     tools: set[str]
     history: list[dict[str, Any]]
+    summary_done: dict[str, str]
     cases: list[dict[str, Any]]
     mode: str
     subagents: bool
@@ -55,12 +57,17 @@ def read_situation(messages: Sequence[BaseMessage]) -> Situation:
         for line in parts.get("tools", "").splitlines()
         if line[:2] == "- "
     }
+    history = json.loads(parts.get("execution_history", "[]"))
+    summary = ""
+    if isinstance(history, dict):  # earlier rounds were summarized
+        summary, history = str(history.get("summary", "")), history.get("rounds", [])
     return Situation(
         question=parts.get("question", ""),
         language=detect_language(parts.get("question", "")),
         params=json.loads(parts.get("context_params", "{}")),
         tools=tools,
-        history=json.loads(parts.get("execution_history", "[]")),
+        history=history,
+        summary_done=done_actions(summary),
         cases=json.loads(parts.get("reference_cases", "[]")),
         mode=parts.get("mode", "tree").strip(),
         subagents='"kind": "subagent"' in system,
@@ -115,9 +122,9 @@ def missing_params(cases: list[dict[str, Any]], params: dict[str, JSON]) -> list
 # --- the policy ----------------------------------------------------------------------
 
 
-def executed(history: list[dict[str, Any]]) -> dict[str, str]:
+def executed(history: list[dict[str, Any]], summarized: dict[str, str]) -> dict[str, str]:
     """Status per executed action id (a fan-out is ok when any copy is ok)."""
-    status: dict[str, str] = {}
+    status: dict[str, str] = dict(summarized)
     for rnd in history:
         for action in rnd.get("actions", []):
             aid, st = action["id"], action["status"]
@@ -128,7 +135,7 @@ def executed(history: list[dict[str, Any]]) -> dict[str, str]:
 
 def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
     sit = read_situation(messages)
-    done = executed(sit.history)
+    done = executed(sit.history, sit.summary_done)
     tried = {aid.split("_", 1)[0] for aid in done}
     current = _current_case(sit, done)
     if current is not None:
@@ -155,9 +162,10 @@ def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
 def _current_case(
     sit: Situation, done: dict[str, str]
 ) -> tuple[dict[str, Any], list[ActionSpec]] | None:
-    if not sit.history:
+    last_ids = [a["id"] for r in sit.history[-1:] for a in r.get("actions", [])]
+    last_ids = last_ids or list(sit.summary_done)
+    if not last_ids:
         return None
-    last_ids = [a["id"] for a in sit.history[-1].get("actions", [])]
     tags = [i.split("_", 1)[0] for i in last_ids]
     for case in sit.cases:
         if case_tag(case["id"]) in tags:

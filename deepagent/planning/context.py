@@ -59,6 +59,7 @@ class PlannerContext(Strict):
     skills: list[str] = Field(default_factory=list, description="skill bodies (markdown)")
     tools: list[ToolView] = Field(default_factory=list)
     history: list[RoundView] = Field(default_factory=list)
+    summary: str | None = Field(default=None, description="compressed earlier rounds")
     todo_list: list[TodoItem] = Field(default_factory=list)
     cases: list[CaseView] = Field(default_factory=list)
     conversation: list[Turn] = Field(default_factory=list)

@@ -42,7 +42,7 @@ def planner_messages(ctx: PlannerContext) -> list[BaseMessage]:
         context_params=_json(ctx.params),
         skills="\n\n".join(ctx.skills) or "(none)",
         tools="\n".join(f"- {t.signature}: {t.description}" for t in ctx.tools),
-        execution_history=_json([r.model_dump(exclude_none=True) for r in ctx.history]),
+        execution_history=_history(ctx),
         todo_list=_json([t.model_dump() for t in ctx.todo_list]),
         reference_cases=_json(
             [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in ctx.cases]
@@ -51,6 +51,13 @@ def planner_messages(ctx: PlannerContext) -> list[BaseMessage]:
         mode=ctx.mode,
     )
     return [SystemMessage(system), HumanMessage(user)]
+
+
+def _history(ctx: PlannerContext) -> str:
+    rounds = [r.model_dump(exclude_none=True) for r in ctx.history]
+    if ctx.summary is None:
+        return _json(rounds)
+    return _json({"summary": ctx.summary, "rounds": rounds})
 
 
 def sections(text: str) -> dict[str, str]:

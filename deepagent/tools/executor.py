@@ -19,6 +19,7 @@ from deepagent.schema import JSON, ToolResult
 from deepagent.tools.capping import cap_result
 from deepagent.tools.registry import ToolRegistry
 from deepagent.tools.spec import ToolContext, ToolSpec
+from deepagent.workspace import Workspace, WorkspaceError, should_offload
 
 
 class ToolExecutor:
@@ -30,9 +31,11 @@ class ToolExecutor:
         context: ToolContext,
         *,
         visible: Collection[str] | None = None,
+        workspace: Workspace | None = None,
     ) -> None:
         self.registry = registry
         self.context = context
+        self.workspace = workspace
         self.visible = None if visible is None else frozenset(visible)
         self._failed: dict[str, str] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -68,6 +71,17 @@ class ToolExecutor:
         result = await self._run(spec, parsed)
         if not result.ok and result.error is not None:
             self._failed[key] = result.error.kind
+        limit = self.context.settings.offload_chars
+        if self.workspace is not None and should_offload(result, limit):
+            try:
+                stored = await asyncio.to_thread(self.workspace.offload, name, result, limit)
+                # The planner's context gets the preview and the path (plain_text); the data
+                # stays with the run for the analysis.
+                where = stored.data["offloaded"]
+                note = f"[full result in {where['path']} ({where['bytes']} bytes): read_result] "
+                result = result.model_copy(update={"plain_text": note + result.plain_text})
+            except WorkspaceError as exc:
+                result = result.model_copy(update={"plain_text": f"{result.plain_text} ({exc})"})
         return cap_result(result, self.context.settings.max_result_chars)
 
     def _validate(self, spec: ToolSpec, args: Mapping[str, JSON] | str | None) -> Any:

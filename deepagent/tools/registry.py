@@ -24,6 +24,8 @@ from deepagent.tools.spec import ToolSpec
 
 ENTRY_POINT_GROUP = "deepagent.modules"
 COMMON_MODULE = "common"
+WORKSPACE_MODULE = "workspace"  # engine tools over offloaded results (FileSystem on)
+ALWAYS_LOADED = (COMMON_MODULE, WORKSPACE_MODULE)
 
 
 class ParamSpec(Strict):
@@ -113,12 +115,12 @@ class ToolRegistry:
         return self.tools.get(name)
 
     def business_modules(self) -> list[str]:
-        """Every module except ``common``, which is always loaded."""
-        return [name for name in self.modules if name != COMMON_MODULE]
+        """Every module except the always-loaded ``common`` (and ``workspace``)."""
+        return [name for name in self.modules if name not in ALWAYS_LOADED]
 
     def tools_for(self, modules: Iterable[str]) -> list[ToolSpec]:
-        """The tools of the given modules plus the common tools, in registry order."""
-        wanted = {*modules, COMMON_MODULE}
+        """The tools of the given modules plus the always-loaded ones, in registry order."""
+        wanted = {*modules, *ALWAYS_LOADED}
         return [spec for spec in self.tools.values() if spec.module in wanted]
 
     def tree(self, module: str | None = None) -> list[dict[str, JSON]]:
@@ -150,6 +152,8 @@ class ToolRegistry:
             eps = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
             paths.extend(ep.value for ep in eps)
         paths.extend(p for p in settings.modules if p not in paths)
+        if settings.filesystem:
+            paths.append("deepagent.workspace_tools")
         return cls(load_module(path) for path in paths)
 
 

@@ -1,0 +1,118 @@
+"""When and how the graph summarizes: trigger by token budget, async or sync, swap at round start.
+
+Async mode starts the summary as a background task and lets planning go on with the full
+history; the result replaces the summarized rounds at the start of a later planning round,
+never in the middle of one. Sync mode summarizes before planning (for comparison). A
+summary that fails leaves the history as it was and is recorded with its error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from deepagent import events as ev
+from deepagent.record import SummaryRecord
+from deepagent.schema import TodoItem
+from deepagent.settings import Settings
+from deepagent.state import RunState, round_view
+from deepagent.summary import history_tokens, summarize_offline, summarize_with_model
+
+
+@dataclass
+class PendingSummary:
+    task: asyncio.Task[str]
+    upto: int  # rounds covered
+    tokens_before: int
+    started: float
+
+
+class Summarizer:
+    def __init__(self, settings: Settings, model: BaseChatModel | None) -> None:
+        self.settings = settings
+        self.model = model
+        self.pending: dict[str, PendingSummary] = {}
+
+    async def at_round_start(self, state: RunState) -> tuple[dict[str, Any], list[ev._Event]]:
+        """State updates and events for this round boundary: swap a finished summary in,
+        or start (async) / run (sync) one when the history is over budget."""
+        update, events = self._swap(state)
+        merged: RunState = {**state, **update}  # type: ignore[typeddict-item]
+        mode = self.settings.summary_mode
+        run_id = state["run_id"]
+        if mode == "off" or run_id in self.pending:
+            return update, events
+        rounds = merged.get("rounds", [])
+        upto = len(rounds)
+        done = merged.get("summarized_rounds", 0)
+        views = [round_view(r) for r in rounds[done:]]
+        tokens = history_tokens(views, merged.get("summary"))
+        if upto <= done or tokens <= self.settings.summary_token_budget:
+            return update, events
+        events.append(ev.SummaryStarted(round=upto, tokens_before=tokens))
+        task = asyncio.create_task(self._summarize(merged, upto))
+        self.pending[run_id] = PendingSummary(task, upto, tokens, time.perf_counter())
+        if mode == "sync":
+            await asyncio.wait([task])
+            more, more_events = self._swap(merged)
+            update |= more
+            events += more_events
+        return update, events
+
+    def _swap(self, state: RunState) -> tuple[dict[str, Any], list[ev._Event]]:
+        pending = self.pending.get(state["run_id"])
+        if pending is None or not pending.task.done():
+            return {}, []
+        del self.pending[state["run_id"]]
+        duration = round((time.perf_counter() - pending.started) * 1000, 2)
+        mode = self.settings.summary_mode if self.settings.summary_mode != "off" else "async"
+        records = list(state.get("summaries", []))
+        error = pending.task.exception()
+        if error is not None:
+            records.append(
+                SummaryRecord(
+                    round=pending.upto,
+                    tokens_before=pending.tokens_before,
+                    tokens_after=pending.tokens_before,
+                    duration_ms=duration,
+                    mode=mode,
+                    error=f"{type(error).__name__}: {error}",
+                ).model_dump()
+            )
+            return {"summaries": records}, []
+        summary = pending.task.result()
+        rounds = state.get("rounds", [])
+        done = state.get("summarized_rounds", 0)
+        # what the summary replaces (earlier summary + rounds done..upto) against the summary
+        before = history_tokens(
+            [round_view(r) for r in rounds[done : pending.upto]], state.get("summary")
+        )
+        after = history_tokens([], summary)
+        records.append(
+            SummaryRecord(
+                round=pending.upto,
+                tokens_before=before,
+                tokens_after=after,
+                duration_ms=duration,
+                mode=mode,
+            ).model_dump()
+        )
+        event = ev.SummaryApplied(round=pending.upto, tokens_before=before, tokens_after=after)
+        return {"summary": summary, "summarized_rounds": pending.upto, "summaries": records}, [
+            event
+        ]
+
+    async def _summarize(self, state: RunState, upto: int) -> str:
+        done = state.get("summarized_rounds", 0)
+        views = [round_view(r) for r in state.get("rounds", [])[done:upto]]
+        todo = [TodoItem.model_validate(t) for t in state.get("todo_list", [])]
+        question = str(state.get("request", {}).get("question", ""))
+        if self.model is None:
+            return await asyncio.to_thread(
+                summarize_offline, question, views, todo, state.get("summary")
+            )
+        return await summarize_with_model(self.model, question, views, todo, state.get("summary"))
