@@ -26,8 +26,11 @@ class RunDeps:
     def create(cls, settings: Settings, loader: ContextLoader | None = None) -> RunDeps:
         loader = loader or ContextLoader.create(settings)
         planner_cfg, analyst_cfg = settings.model_for("planner"), settings.model_for("analyst")
-        planner = (
-            OfflinePlannerModel() if planner_cfg.kind == "offline" else chat_model(planner_cfg)
+        delay = settings.offline_latency_ms.get("planner", 0.0) / 1000
+        planner: BaseChatModel = (
+            OfflinePlannerModel(latency_s=delay)
+            if planner_cfg.kind == "offline"
+            else chat_model(planner_cfg)
         )
         analyst = None if analyst_cfg.kind == "offline" else chat_model(analyst_cfg)
         binder_cfg = settings.model_for("binder")

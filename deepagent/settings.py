@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     summary_token_budget: int = Field(
         default=6000, ge=100, description="History tokens that trigger a summary."
     )
+    offline_latency_ms: dict[str, float] = Field(
+        default_factory=dict,
+        description="Injected latency per offline role (planner, summarizer), for benchmarks.",
+    )
     filesystem: bool = Field(
         default=False, description="Offload large tool results to a per-run workspace."
     )

@@ -112,6 +112,9 @@ class Summarizer:
         todo = [TodoItem.model_validate(t) for t in state.get("todo_list", [])]
         question = str(state.get("request", {}).get("question", ""))
         if self.model is None:
+            delay = self.settings.offline_latency_ms.get("summarizer", 0.0) / 1000
+            if delay > 0:
+                await asyncio.sleep(delay)
             return await asyncio.to_thread(
                 summarize_offline, question, views, todo, state.get("summary")
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -12,7 +13,12 @@ from deepagent.offline.planner import decide
 
 
 class OfflinePlannerModel(BaseChatModel):
-    """The offline case-guided planner behind the chat-model interface (not an LLM)."""
+    """The offline case-guided planner behind the chat-model interface (not an LLM).
+
+    ``latency_s`` adds a delay per call (benchmarks model a real endpoint with it).
+    """
+
+    latency_s: float = 0.0
 
     @property
     def _llm_type(self) -> str:
@@ -22,3 +28,10 @@ class OfflinePlannerModel(BaseChatModel):
         decision = decide(messages)
         text = decision.model_dump_json(by_alias=True, exclude_none=True)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], *args: Any, **kwargs: Any
+    ) -> ChatResult:
+        if self.latency_s > 0:
+            await asyncio.sleep(self.latency_s)
+        return self._generate(messages)
