@@ -47,6 +47,7 @@ from deepagent.state import (
 from deepagent.summarizing import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
 from deepagent.workspace import Workspace
+from rag_cases.schema import Case
 
 
 def _emit(event: ev._Event) -> None:
@@ -237,11 +238,15 @@ class Nodes:
                     executor.remember_failure(a["tool"], a["args"], a["status"])
         return executor
 
+    def _cases(self, loaded: LoadedContext) -> list[Case]:
+        found = (self.deps.loader.library.get(c.id) for c in loaded.cases)
+        return [c for c in found if c is not None]
+
     def _planner_context(self, state: RunState) -> PlannerContext:
         loaded = LoadedContext.model_validate(state["loaded"])
-        registry, library = self.deps.loader.registry, self.deps.loader.library
+        registry = self.deps.loader.registry
         skills = [s.body for s in self.deps.loader.skills if s.name in loaded.skills]
-        cases = [library.get(c.id) for c in loaded.cases]
+        cases = self._cases(loaded)
         return PlannerContext(
             question=loaded.question,
             language=loaded.language,
@@ -272,7 +277,6 @@ class Nodes:
                     plan=c.plan,
                 )
                 for c in cases
-                if c is not None
             ],
             conversation=[Turn.model_validate(t) for t in state.get("conversation", [])],
         )
@@ -289,8 +293,22 @@ class Nodes:
             todo_list=[TodoItem.model_validate(t) for t in state.get("todo_list", [])],
             collected=[CollectedResult.model_validate(c) for c in state.get("collected", [])],
             stop_reason=state.get("stop_reason"),
+            tools=loaded.tools,
+            history=_history_text(state),
+            cases=[f"{c.question}: " + " / ".join(c.approach) for c in self._cases(loaded)],
+            conversation=[f"{t['role']}: {t['content']}" for t in state.get("conversation", [])],
             subagent=False,
         )
+
+
+def _history_text(state: RunState) -> str:
+    """The execution history as the planner last saw it: summary plus later rounds."""
+    views = [round_view(r) for r in state.get("rounds", [])[state.get("summarized_rounds", 0) :]]
+    lines = [state.get("summary") or ""]
+    for view in views:
+        for a in view.actions:
+            lines.append(f"- {a.id} {a.tool} {a.status}: {a.output_preview[:160]}")
+    return "\n".join(line for line in lines if line)
 
 
 def _action_event(kind: str, record: ActionRecord) -> None:

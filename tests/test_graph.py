@@ -173,3 +173,25 @@ async def test_a_failed_call_is_not_repeated_in_a_later_round(loader: ContextLoa
     assert second_round["b"].status == "failed"
     assert "already failed" in (second_round["b"].error or "")
     assert second_round["n"].status == "ok"
+
+
+async def test_llm_analyst_gets_the_context_parts_and_streams(loader: ContextLoader) -> None:
+    analyst = ScriptedChatModel.from_replies(["连衣裙 2025-12 的销售额见上表。"])
+    a = Agent(RunDeps(loader.settings, loader, OfflinePlannerModel(), analyst))
+    record, kinds = await run(a, LOOKUP)
+    assert record.analysis == "连衣裙 2025-12 的销售额见上表。"
+    assert kinds.count("analysis_delta") > 1 and record.llm_calls["analyst"] == 1
+    prompt = "\n".join(str(m.content) for m in analyst.calls[0])
+    for part in (
+        "<question>",
+        "<context_params>",
+        "<skills>",
+        "<tools>",
+        "<execution_history>",
+        "<todo_list>",
+        "<reference_cases>",
+        "<conversation>",
+        "<collected_data>",
+    ):
+        assert part in prompt, part
+    assert "get_category_overview ok" in prompt and LOOKUP in prompt

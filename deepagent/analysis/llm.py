@@ -89,6 +89,10 @@ def analyst_messages(inp: AnalysisInput) -> tuple[str, str]:
         skills=skills,
         todo_list=todo,
         collected_data=render_collected(inp),
+        tools=", ".join(inp.tools) or "(none)",
+        execution_history=inp.history or "(none)",
+        reference_cases="\n".join(inp.cases) or "(none)",
+        conversation="\n".join(inp.conversation) or "(none)",
         output_format=output_format(inp),
     )
 
