@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from business.data.generator import generate
+from context_loader.loader import ContextLoader
 from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 
@@ -87,3 +88,10 @@ def db(sample_db: Path) -> Iterator[sqlite3.Connection]:
 def full(full_db: Path) -> Iterator[sqlite3.Connection]:
     """The same on the full database (test_data_*.py use their own read-only one)."""
     yield from _rows_connection(full_db)
+
+
+@pytest.fixture(scope="session")
+def loader(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> ContextLoader:
+    """One context loader (cases, skills, indexes) over the small database."""
+    settings = Settings(data_path=sample_db, cache_dir=tmp_path_factory.mktemp("cache"))
+    return ContextLoader.create(settings)

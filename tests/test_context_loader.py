@@ -2,24 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest, LoadedContext, PageContext
-from deepagent.settings import Settings
-
-SKINCARE = (
-    "我想研发美容护肤类的新品，请帮我分析一下我适合研发哪类新品（选10个竞争强度最低的叶子类目），"
-    "并帮我分析一下我可能对标的竞品（这些机会类目对应的Top20竞品）有什么特点？"
-)
-
-
-@pytest.fixture(scope="module")
-def loader(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> ContextLoader:
-    settings = Settings(data_path=sample_db, cache_dir=tmp_path_factory.mktemp("cache"))
-    return ContextLoader.create(settings)
+from tests.questions import SKINCARE
 
 
 async def load(loader: ContextLoader, question: str, **kw: object) -> LoadedContext:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-import pytest
 import yaml
 
 from context_loader.loader import ContextLoader
@@ -15,19 +14,7 @@ from deepagent.llm.testing import ScriptedChatModel
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.record import RunRecord
 from deepagent.runs import Agent
-from deepagent.settings import Settings
-
-SKINCARE = (
-    "我想研发美容护肤类的新品，请帮我分析一下我适合研发哪类新品（选10个竞争强度最低的叶子类目），"
-    "并帮我分析一下我可能对标的竞品（这些机会类目对应的Top20竞品）有什么特点？"
-)
-LOOKUP = "2025年12月女装连衣裙类目下销售额为多少？"
-
-
-@pytest.fixture(scope="module")
-def loader(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> ContextLoader:
-    settings = Settings(data_path=sample_db, cache_dir=tmp_path_factory.mktemp("cache"))
-    return ContextLoader.create(settings)
+from tests.questions import LOOKUP, SKINCARE
 
 
 def agent(loader: ContextLoader, planner: object = None, **settings: object) -> Agent:

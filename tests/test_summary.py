@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,19 +16,8 @@ from deepagent.graph import RunDeps
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.planning.context import RoundView
 from deepagent.runs import Agent
-from deepagent.settings import Settings
 from deepagent.summary import done_actions, summarize_offline
-
-SKINCARE = (
-    "我想研发美容护肤类的新品，请帮我分析一下我适合研发哪类新品（选10个竞争强度最低的叶子类目），"
-    "并帮我分析一下我可能对标的竞品（这些机会类目对应的Top20竞品）有什么特点？"
-)
-
-
-@pytest.fixture(scope="module")
-def loader(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> ContextLoader:
-    settings = Settings(data_path=sample_db, cache_dir=tmp_path_factory.mktemp("cache"))
-    return ContextLoader.create(settings)
+from tests.questions import SKINCARE
 
 
 async def run(loader: ContextLoader, **settings: Any) -> tuple[Agent, str, list[Any]]:
