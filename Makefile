@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DATA ?= var/marketplace.db
 
-.PHONY: demo test lint typecheck pytest data install clean
+.PHONY: demo test lint typecheck pytest data install clean bench
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"'
@@ -35,6 +35,10 @@ pytest: $(STAMP)
 	$(VENV)/bin/pytest
 
 test: lint typecheck pytest
+
+bench: data
+	DEEPAGENT_DATA_PATH=$(DATA) $(PY) -m eval.bench.executor_overhead
+	DEEPAGENT_DATA_PATH=$(DATA) $(PY) -m eval.bench.summary_modes
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .pytest_cache .ruff_cache

@@ -22,7 +22,8 @@ from tests.questions import SKINCARE
 
 async def run(loader: ContextLoader, **settings: Any) -> tuple[Agent, str, list[Any]]:
     merged = loader.settings.model_copy(update=settings)
-    agent = Agent(RunDeps(merged, loader, OfflinePlannerModel(), None))
+    delay = merged.offline_latency_ms.get("planner", 0.0) / 1000
+    agent = Agent(RunDeps(merged, loader, OfflinePlannerModel(latency_s=delay), None))
     events = [e async for e in agent.start(ContextRequest(question=SKINCARE), mode="parallel")]
     return agent, events[-1].run_id, events
 
@@ -51,7 +52,13 @@ async def test_sync_summary_compresses_to_10_30_percent(loader: ContextLoader) -
 
 
 async def test_async_summary_is_swapped_in_at_a_later_round_start(loader: ContextLoader) -> None:
-    agent, run_id, events = await run(loader, summary_mode="async", summary_token_budget=1500)
+    # the offline summary takes milliseconds; a 50 ms planner keeps the order deterministic
+    agent, run_id, events = await run(
+        loader,
+        summary_mode="async",
+        summary_token_budget=1500,
+        offline_latency_ms={"planner": 50.0},
+    )
     kinds = [(e.type, getattr(e, "round", None)) for e in events]
     started = next(i for i, (k, _) in enumerate(kinds) if k == "summary_started")
     applied = next(i for i, (k, _) in enumerate(kinds) if k == "summary_applied")
