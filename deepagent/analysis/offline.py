@@ -99,8 +99,9 @@ PHRASES: dict[str, tuple[str, str]] = {
     "t_trend": ("月度走势", "Monthly trend"),
     "trend": ("GMV 从 {a} 的 {av} 变为 {b} 的 {bv}，峰值在 {p}（{pv}）。",
               "GMV went from {av} in {a} to {bv} in {b}, peaking in {p} ({pv})."),
-    "trend_r": ("上新与推广节奏提前到峰值月 {p} 之前。",
-                "Launch and promote ahead of the peak month {p}."),
+    "trend_r": ("上新与推广节奏安排在每年 {p} 月的销售高峰之前（上一次峰值：{pm}）。",
+                "Time launches and promotion ahead of the yearly peak in month {p}"
+                " (last peak: {pm})."),
     "leading": ("排在前面的是：{top}。", "Leading items: {top}."),
     "t_metrics": ("核心指标", "Key metrics"),
     "metrics": ("{who}{month}：{figs}。", "{who}{month}: {figs}."),
@@ -272,7 +273,9 @@ def insight(sec: Section) -> Insight:  # one branch per kind of data, by the fie
         a, b, p = series[0], series[-1], max(series, key=lambda r: r.get("gmv") or 0)
         av, bv, pv = (fmt("gmv", r.get("gmv"), lang) for r in (a, b, p))
         text = s("trend", a=a["month"], av=av, b=b["month"], bv=bv, p=p["month"], pv=pv)
-        return Insight(s("t_trend"), text, [text], [s("trend_r", p=p["month"])])
+        return Insight(
+            s("t_trend"), text, [text], [s("trend_r", p=int(p["month"][5:7]), pm=p["month"])]
+        )
     if rows:
         key = next((c for c in columns(sec) if not c.startswith("@") and c not in TEXT_COLS), "")
         text = s("leading", top=top(rows, key, lang))
