@@ -68,7 +68,7 @@ class ContextLoader:
         started = time.perf_counter()
         timings: dict[str, float] = {}
         now = (request.now or self.settings.now).isoformat()
-        params: dict[str, JSON] = system_params(request, now)
+        params: dict[str, JSON] = {**system_params(request, now), **request.params}
         executor = self.executor(request)
         common = self._providers([COMMON_MODULE])
         identify = asyncio.create_task(self._identify(request, timings))
@@ -83,6 +83,9 @@ class ContextLoader:
             : self.settings.case_top_k
         ]
         tools = [spec.name for spec in self.registry.tools_for(business)]
+        if request.tools is not None:
+            allowed = {*request.tools, *(t.name for t in self.registry.tools_for([]))}
+            tools = [t for t in tools if t in allowed]
         skills = [s.name for s in skills_for(self.skills, business)]
         timings["select"] = _ms(t)
         module_loader = ParamLoader(self._providers(business), executor)

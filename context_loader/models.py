@@ -25,6 +25,11 @@ class ContextRequest(Strict):
     page: PageContext | None = None
     source: str = "api"
     now: date | None = None
+    params: dict[str, JSON] = Field(
+        default_factory=dict, description="parameters already identified (SubAgents)"
+    )
+    tools: list[str] | None = Field(default=None, description="restrict the tools (SubAgents)")
+    subagent: bool = Field(default=False, description="run as a SubAgent")
 
 
 class ModuleScore(Strict):

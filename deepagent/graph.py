@@ -44,6 +44,7 @@ from deepagent.state import (
     round_entry,
     round_view,
 )
+from deepagent.subagents import LocalRunner
 from deepagent.summarizing import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
 from deepagent.workspace import Workspace
@@ -121,6 +122,9 @@ class Nodes:
                 return Command(goto="analyze", update=update)
             return Command(goto="execute", update=update)
         if isinstance(action, CallHuman):
+            if ContextRequest.model_validate(state["request"]).subagent:
+                update["stop_reason"] = "a SubAgent cannot ask the user: " + action.question
+                return Command(goto="analyze", update=update)
             return Command(goto="human", update=update)
         rounds = [
             *state.get("rounds", []),
@@ -133,9 +137,12 @@ class Nodes:
         assert isinstance(decision.action, CallActions)
         loaded = LoadedContext.model_validate(state["loaded"])
         started = time.perf_counter()
+        request = ContextRequest.model_validate(state["request"])
+        subagents = None if request.subagent else LocalRunner(self.deps, request, state["run_id"])
         runner = TreeRunner(
             self._executor(state),
             max_parallel=self.deps.settings.max_parallel_actions,
+            subagents=subagents,
             binder=self.deps.binder,
             on_event=_action_event,
             t0=time.perf_counter() - (time.time() - state.get("started", time.time())),
@@ -156,10 +163,12 @@ class Nodes:
             *state.get("collected", []),
             *(collected_entry(r, modules) for r in outcome.records),
         ]
+        done = [r.model_dump() for r in subagents.records] if subagents else []
         return {
             "rounds": [*state.get("rounds", []), record],
             "data": {**state.get("data", {}), **outcome.data},
             "collected": collected,
+            "subagents": [*state.get("subagents", []), *done],
             "timings_ms": add_time(state, "execution", started),
         }
 
@@ -250,6 +259,7 @@ class Nodes:
         return PlannerContext(
             question=loaded.question,
             language=loaded.language,
+            subagent=ContextRequest.model_validate(state["request"]).subagent,
             mode=state.get("mode", "tree"),
             params=loaded.params,
             skills=skills,
@@ -297,7 +307,7 @@ class Nodes:
             history=_history_text(state),
             cases=[f"{c.question}: " + " / ".join(c.approach) for c in self._cases(loaded)],
             conversation=[f"{t['role']}: {t['content']}" for t in state.get("conversation", [])],
-            subagent=False,
+            subagent=ContextRequest.model_validate(state["request"]).subagent,
         )
 
 

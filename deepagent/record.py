@@ -28,6 +28,7 @@ class SubAgentRecord(Strict):
     duration_ms: float
     rounds: int
     conclusion: str
+    started_ms: float = Field(default=0.0, description="start, relative to the parent run")
 
 
 class SummaryRecord(Strict):

@@ -16,7 +16,13 @@ from context_loader.models import ContextRequest, LoadedContext
 from deepagent import events as ev
 from deepagent.graph import RunDeps, build_graph
 from deepagent.language import detect_language
-from deepagent.record import RoundRecord, RunRecord, SummaryRecord, TokenCount
+from deepagent.record import (
+    RoundRecord,
+    RunRecord,
+    SubAgentRecord,
+    SummaryRecord,
+    TokenCount,
+)
 from deepagent.state import RunState
 from deepagent.workspace import cleanup
 
@@ -109,6 +115,7 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
         llm_calls=state.get("llm_calls", {}),
         tokens={k: TokenCount(**v) for k, v in state.get("tokens", {}).items()},
         summaries=[SummaryRecord.model_validate(x) for x in state.get("summaries", [])],
+        subagents=[SubAgentRecord.model_validate(x) for x in state.get("subagents", [])],
         planning_rounds=sum(1 for r in rounds if r.decision != "invalid"),
         error=state.get("error"),
     )

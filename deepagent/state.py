@@ -32,6 +32,7 @@ class RunState(TypedDict, total=False):
     summary: str | None  # compressed form of rounds[:summarized_rounds]
     summarized_rounds: int
     summaries: list[dict[str, Any]]  # SummaryRecord as JSON
+    subagents: list[dict[str, Any]]  # SubAgentRecord as JSON
     tokens: dict[str, dict[str, int]]  # role -> {"input": n, "output": n}
     timings_ms: dict[str, float]
     error: str | None
@@ -48,7 +49,7 @@ def collected_entry(record: ActionRecord, modules: dict[str, str]) -> dict[str, 
     """What the analysis gets of one executed action copy."""
     return {
         "action_id": record.id,
-        "tool": record.tool,
+        "tool": record.tool or "subagent",
         "module": modules.get(record.tool or "", ""),
         "args": record.args,
         "status": record.status,

@@ -336,3 +336,22 @@ def display_source(results: list[CollectedResult], lang: Language) -> str:
         head, sep, rest = (res.source or f"{res.module or '-'} / {res.tool}").partition(" / ")
         sources.append((module_titles().get(head, head) if lang == "zh" else head) + sep + rest)
     return label("@semi", lang).join(dict.fromkeys(sources))
+
+
+def subagent_bullets(results: list[CollectedResult]) -> list[str]:
+    """The conclusion bullets each SubAgent returned (the first bullet list of its report)."""
+    bullets: list[str] = []
+    for result in results:
+        text = str(result.data.get("conclusion", "")) if isinstance(result.data, dict) else ""
+        first = next((part for part in text.split("\n## ") if "\n- " in f"\n{part}"), "")
+        own = [line[2:] for line in first.splitlines() if line.startswith("- ")]
+        bullets += own or [result.plain_text[:200]]
+    return bullets
+
+
+def pick(items: list[list[str]], limit: int) -> list[str]:
+    """Round-robin over the sections' lists: each section's first item, then seconds..."""
+    out: list[str] = []
+    for i in range(max((len(x) for x in items), default=0)):
+        out += [x[i] for x in items if i < len(x) and x[i] not in out]
+    return out[:limit]

@@ -32,7 +32,9 @@ from deepagent.analysis.inputs import (
     name_of,
     numeric_keys,
     parent_of,
+    pick,
     rows_key,
+    subagent_bullets,
 )
 from deepagent.language import Language
 
@@ -227,6 +229,10 @@ def insight(sec: Section) -> Insight:  # one branch per kind of data, by the fie
     def s(key: str, **values: Any) -> str:
         return say(lang, key, **values)
 
+    if sec.results and sec.results[0].tool == "subagent":
+        bullets = subagent_bullets(sec.results)
+        title = "SubAgent 结论" if lang == "zh" else "SubAgent conclusions"
+        return Insight(title, "\n".join(f"- {b}" for b in bullets), bullets[:3], [])
     if rows and sec.has("lost_buyers"):
         who, n = name_of(rows[0], lang), fmt("", rows[0].get("lost_buyers"), lang)
         c = s("flow_c", who=who, share=fmt("share", rows[0].get("share"), lang), n=n)
@@ -318,14 +324,6 @@ def data_notes(inp: AnalysisInput) -> list[str]:
     return lines + ([say(lang, "failed", n=bad)] if bad else [])
 
 
-def pick(items: list[list[str]], limit: int) -> list[str]:
-    """Round-robin over the sections' lists: each section's first item, then seconds..."""
-    out: list[str] = []
-    for i in range(max((len(x) for x in items), default=0)):
-        out += [x[i] for x in items if i < len(x) and x[i] not in out]
-    return out[:limit]
-
-
 def lookup_answer(inp: AnalysisInput, sections: list[Section]) -> list[str]:
     """1-3 sentences with the asked figure, each followed by its source line."""
     lang, keys, lines = inp.language, asked_metric(inp.question), list[str]()
@@ -350,6 +348,8 @@ def process_lines(sec: Section, ins: Insight, n: int) -> list[str]:
     """One subsection: title, sentence, then each table followed by its source line."""
     lang, who = sec.lang, subject(sec)
     lines = [f"### {n}. {ins.title}" + (f" — {who}" if who else ""), "", ins.sentence, ""]
+    if sec.results and sec.results[0].tool == "subagent":
+        return [*lines, source_line(sec.results, lang), ""]
     tables = [render_rows(sec)] if sec.rows else []
     tables += [render_scalars(sec)] if not sec.rows and numeric_keys(sec.data) else []
     if sec.rows and benefit_counts(sec):

@@ -1,0 +1,43 @@
+"""SubAgents run in-process (LocalRunner): delegated drill-downs with their own context."""
+
+from __future__ import annotations
+
+from context_loader.loader import ContextLoader
+from context_loader.models import ContextRequest
+from deepagent.graph import RunDeps
+from deepagent.offline.models import OfflinePlannerModel
+from deepagent.runs import Agent
+
+QUESTION = (
+    "For the three fastest-growing womenswear categories, "
+    "dig into each one's price bands and best-selling products."
+)
+
+
+async def test_subagent_actions_run_as_sub_runs_and_return_conclusions(
+    loader: ContextLoader,
+) -> None:
+    agent = Agent(RunDeps(loader.settings, loader, OfflinePlannerModel(), None))
+    events = [e async for e in agent.start(ContextRequest(question=QUESTION))]
+    record = await agent.record(events[-1].run_id)
+    assert record.status == "completed", record.error
+    drills = [a for a in record.rounds[0].actions if a.kind == "subagent"]
+    assert len(drills) == 3 and all(a.status == "ok" for a in drills)
+    assert sorted(a.item_index for a in drills) == [0, 1, 2]  # type: ignore[type-var]
+    assert len(record.subagents) == 3
+    for sub in record.subagents:
+        assert sub.status == "completed" and sub.rounds >= 1
+        assert "GMV share" in sub.conclusion and "## Recommendations" not in sub.conclusion
+    kinds = [e.type for e in events]
+    assert kinds.count("subagent_started") == 3 == kinds.count("subagent_finished")
+    assert "SubAgent conclusions" in record.analysis
+
+
+async def test_a_subagent_cannot_delegate_or_ask_the_user(loader: ContextLoader) -> None:
+    agent = Agent(RunDeps(loader.settings, loader, OfflinePlannerModel(), None))
+    request = ContextRequest(question=QUESTION, subagent=True)
+    events = [e async for e in agent.start(request)]
+    record = await agent.record(events[-1].run_id)
+    assert record.status == "completed"
+    assert all(a.kind == "tool" for r in record.rounds for a in r.actions)
+    assert record.subagents == []
