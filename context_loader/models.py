@@ -30,6 +30,9 @@ class ContextRequest(Strict):
     )
     tools: list[str] | None = Field(default=None, description="restrict the tools (SubAgents)")
     subagent: bool = Field(default=False, description="run as a SubAgent")
+    subagent_variant: Literal["lite", "full"] = Field(
+        default="lite", description="lite: no TodoList, conclusions only; full: like a main run"
+    )
 
 
 class ModuleScore(Strict):

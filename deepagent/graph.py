@@ -260,6 +260,7 @@ class Nodes:
             question=loaded.question,
             language=loaded.language,
             subagent=ContextRequest.model_validate(state["request"]).subagent,
+            lite=_lite(state),
             mode=state.get("mode", "tree"),
             params=loaded.params,
             skills=skills,
@@ -307,8 +308,13 @@ class Nodes:
             history=_history_text(state),
             cases=[f"{c.question}: " + " / ".join(c.approach) for c in self._cases(loaded)],
             conversation=[f"{t['role']}: {t['content']}" for t in state.get("conversation", [])],
-            subagent=ContextRequest.model_validate(state["request"]).subagent,
+            subagent=_lite(state),
         )
+
+
+def _lite(state: RunState) -> bool:
+    request = ContextRequest.model_validate(state["request"])
+    return request.subagent and request.subagent_variant == "lite"
 
 
 def _history_text(state: RunState) -> str:

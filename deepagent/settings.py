@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     max_tool_calls: int = Field(default=400, ge=1, description="Guard: tool calls per run.")
     max_parallel_actions: int = Field(default=8, ge=1, description="Concurrent tool calls.")
     mode: Literal["react", "parallel", "tree"] = Field(default="tree", description="Planning mode.")
+    subagent_variant: Literal["lite", "full"] = Field(
+        default="lite", description="SubAgents without TodoList and with conclusions only."
+    )
     summary_mode: Literal["async", "sync", "off"] = Field(
         default="async", description="Summaries of the planner's history: async, sync or off."
     )

@@ -50,6 +50,7 @@ class LocalRunner:
             params=args,
             tools=task.tools or None,
             subagent=True,
+            subagent_variant=self.deps.settings.subagent_variant,
         )
         run_id = f"{self.parent_run_id}-{action_id}-{len(self.records)}"
         _emit(ev.SubAgentStarted(action_id=action_id, description=task.description))

@@ -41,3 +41,22 @@ async def test_a_subagent_cannot_delegate_or_ask_the_user(loader: ContextLoader)
     assert record.status == "completed"
     assert all(a.kind == "tool" for r in record.rounds for a in r.actions)
     assert record.subagents == []
+
+
+async def test_lite_subagents_drop_the_todo_list_and_full_ones_keep_it(
+    loader: ContextLoader,
+) -> None:
+    reports = {}
+    for variant in ("lite", "full"):
+        settings = loader.settings.model_copy(update={"subagent_variant": variant})
+        agent = Agent(RunDeps(settings, loader, OfflinePlannerModel(), None))
+        request = ContextRequest(question=QUESTION, subagent=True, subagent_variant=variant)
+        events = [e async for e in agent.start(request)]
+        record = await agent.record(events[-1].run_id)
+        assert record.status == "completed"
+        todo = [item for r in record.rounds for item in r.todo_list]
+        assert (todo == []) == (variant == "lite"), variant
+        reports[variant] = record.analysis
+    assert "## Conclusion" in reports["lite"]
+    assert "## Analysis" not in reports["lite"] and "## Recommendations" not in reports["lite"]
+    assert "## Analysis" in reports["full"] and "## Recommendations" in reports["full"]

@@ -46,6 +46,7 @@ class Situation:
     cases: list[dict[str, Any]]
     mode: str
     subagents: bool
+    lite: bool
 
 
 def read_situation(messages: Sequence[BaseMessage]) -> Situation:
@@ -71,6 +72,7 @@ def read_situation(messages: Sequence[BaseMessage]) -> Situation:
         cases=json.loads(parts.get("reference_cases", "[]")),
         mode=parts.get("mode", "tree").strip(),
         subagents='"kind": "subagent"' in system,
+        lite="keep no TodoList" in system,
     )
 
 
@@ -201,6 +203,8 @@ def _batch(remaining: list[ActionSpec], ok: set[str], mode: str) -> list[ActionS
 def _todo(
     sit: Situation, case: dict[str, Any], plan: list[ActionSpec], ok: set[str], final: bool
 ) -> list[TodoItem]:
+    if sit.lite:
+        return []
     steps = list(case.get("approach", [])) or [sit.question]
     if final:
         return [TodoItem(content=s, status="completed") for s in steps]

@@ -64,3 +64,4 @@ class PlannerContext(Strict):
     cases: list[CaseView] = Field(default_factory=list)
     conversation: list[Turn] = Field(default_factory=list)
     subagent: bool = False
+    lite: bool = Field(default=False, description="lite SubAgent: no TodoList")

@@ -26,6 +26,10 @@ SUBAGENT_RULE = (
     ' module>", "tools": ["..."]}}) delegates a self-contained sub-task to a SubAgent that '
     "returns only its conclusions."
 )
+LITE_RULE = (
+    "You work on one delegated sub-task: keep no TodoList (return an empty todo_list) and "
+    "choose final_analysis as soon as the sub-task's data is collected."
+)
 SECTION = re.compile(r"<(\w+)>\n(.*?)\n</\1>", re.S)
 
 
@@ -37,7 +41,7 @@ def planner_messages(ctx: PlannerContext) -> list[BaseMessage]:
     system, user = render(
         "planner",
         mode_rule=MODE_RULES[ctx.mode],
-        subagent_rule="" if ctx.subagent else SUBAGENT_RULE,
+        subagent_rule=LITE_RULE if ctx.lite else "" if ctx.subagent else SUBAGENT_RULE,
         question=ctx.question,
         context_params=_json(ctx.params),
         skills="\n\n".join(ctx.skills) or "(none)",
