@@ -61,7 +61,7 @@ class Nodes:
         self.summarizer = Summarizer(deps.settings, deps.summarizer)
 
     async def load_context(self, state: RunState) -> dict[str, Any]:
-        request = ContextRequest.model_validate(state["request"])
+        request = _request(state)
         loaded = await self.deps.loader.load(request)
         _emit(
             ev.ContextLoaded(
@@ -122,7 +122,7 @@ class Nodes:
                 return Command(goto="analyze", update=update)
             return Command(goto="execute", update=update)
         if isinstance(action, CallHuman):
-            if ContextRequest.model_validate(state["request"]).subagent:
+            if _request(state).subagent:
                 update["stop_reason"] = "a SubAgent cannot ask the user: " + action.question
                 return Command(goto="analyze", update=update)
             return Command(goto="human", update=update)
@@ -137,7 +137,7 @@ class Nodes:
         assert isinstance(decision.action, CallActions)
         loaded = LoadedContext.model_validate(state["loaded"])
         started = time.perf_counter()
-        request = ContextRequest.model_validate(state["request"])
+        request = _request(state)
         subagents = None if request.subagent else LocalRunner(self.deps, request, state["run_id"])
         runner = TreeRunner(
             self._executor(state),
@@ -227,7 +227,7 @@ class Nodes:
     # --- helpers -----------------------------------------------------------------------
 
     def _executor(self, state: RunState) -> ToolExecutor:
-        request = ContextRequest.model_validate(state["request"])
+        request = _request(state)
         settings = self.deps.settings
         workspace = None
         params: dict[str, Any] = {}
@@ -247,6 +247,9 @@ class Nodes:
                     executor.remember_failure(a["tool"], a["args"], a["status"])
         return executor
 
+    def _skill_bodies(self, loaded: LoadedContext) -> list[str]:
+        return [s.body for s in self.deps.loader.skills if s.name in loaded.skills]
+
     def _cases(self, loaded: LoadedContext) -> list[Case]:
         found = (self.deps.loader.library.get(c.id) for c in loaded.cases)
         return [c for c in found if c is not None]
@@ -254,12 +257,12 @@ class Nodes:
     def _planner_context(self, state: RunState) -> PlannerContext:
         loaded = LoadedContext.model_validate(state["loaded"])
         registry = self.deps.loader.registry
-        skills = [s.body for s in self.deps.loader.skills if s.name in loaded.skills]
+        skills = self._skill_bodies(loaded)
         cases = self._cases(loaded)
         return PlannerContext(
             question=loaded.question,
             language=loaded.language,
-            subagent=ContextRequest.model_validate(state["request"]).subagent,
+            subagent=_request(state).subagent,
             lite=_lite(state),
             mode=state.get("mode", "tree"),
             params=loaded.params,
@@ -294,7 +297,7 @@ class Nodes:
 
     def _analysis_input(self, state: RunState) -> AnalysisInput:
         loaded = LoadedContext.model_validate(state["loaded"])
-        skills = [s.body for s in self.deps.loader.skills if s.name in loaded.skills]
+        skills = self._skill_bodies(loaded)
         return AnalysisInput(
             question=loaded.question,
             language=loaded.language,
@@ -312,8 +315,12 @@ class Nodes:
         )
 
 
+def _request(state: RunState) -> ContextRequest:
+    return ContextRequest.model_validate(state["request"])
+
+
 def _lite(state: RunState) -> bool:
-    request = ContextRequest.model_validate(state["request"])
+    request = _request(state)
     return request.subagent and request.subagent_variant == "lite"
 
 

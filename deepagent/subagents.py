@@ -21,6 +21,7 @@ from deepagent.schema import JSON, SubAgentTask, ToolResult
 
 if TYPE_CHECKING:
     from deepagent.deps import RunDeps
+    from deepagent.runs import Agent
 
 
 def _emit(event: ev._Event) -> None:
@@ -37,10 +38,9 @@ class LocalRunner:
         self.parent = parent
         self.parent_run_id = parent_run_id
         self.records: list[SubAgentRecord] = []
+        self._agent: Agent | None = None
 
     async def run(self, action_id: str, task: SubAgentTask, args: dict[str, JSON]) -> ToolResult:
-        from deepagent.runs import Agent  # the same graph, built for a SubAgent
-
         request = ContextRequest(
             question=task.description[:2000],
             user_id=self.parent.user_id,
@@ -55,7 +55,11 @@ class LocalRunner:
         run_id = f"{self.parent_run_id}-{action_id}-{len(self.records)}"
         _emit(ev.SubAgentStarted(action_id=action_id, description=task.description))
         started = time.perf_counter()
-        agent = Agent(self.deps)
+        if self._agent is None:  # one graph serves all SubAgents of this round
+            from deepagent.runs import Agent  # the same graph, built for SubAgents
+
+            self._agent = Agent(self.deps)
+        agent = self._agent
         async for _ in agent.start(request, mode="tree", run_id=run_id):
             pass
         record = await agent.record(run_id)
