@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DATA ?= var/marketplace.db
 
-.PHONY: demo test lint typecheck pytest data install clean bench
+.PHONY: demo test lint typecheck pytest data install clean bench redis-server
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"'
@@ -31,7 +31,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-pytest: $(STAMP)
+# Redis-backed tests start their own redis-server (never a shared one); install it if missing.
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  echo "installing redis-server (apt)"; \
+	  apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; }
+
+pytest: $(STAMP) redis-server
 	$(VENV)/bin/pytest
 
 test: lint typecheck pytest

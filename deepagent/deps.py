@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
+from redis import Redis
 
 from context_loader.loader import ContextLoader
 from deepagent.binder import LLMBinder
@@ -21,9 +22,19 @@ class RunDeps:
     analyst: BaseChatModel | None
     binder: LLMBinder | None = None
     summarizer: BaseChatModel | None = None
+    redis: Redis | None = None  # set: SubAgents run as jobs on RQ workers
 
     @classmethod
-    def create(cls, settings: Settings, loader: ContextLoader | None = None) -> RunDeps:
+    def create(
+        cls, settings: Settings, loader: ContextLoader | None = None, *, use_redis: bool = True
+    ) -> RunDeps:
+        """Everything a run needs; raises RedisUnavailable when a Redis URL is set but
+        unreachable (checked first, before the slower loading)."""
+        redis = None
+        if use_redis and settings.redis_url:
+            from deepagent.distributed.connection import connect
+
+            redis = connect(settings.redis_url)
         loader = loader or ContextLoader.create(settings)
         planner_cfg, analyst_cfg = settings.model_for("planner"), settings.model_for("analyst")
         delay = settings.offline_latency_ms.get("planner", 0.0) / 1000
@@ -37,4 +48,4 @@ class RunDeps:
         binder = None if binder_cfg.kind == "offline" else LLMBinder(chat_model(binder_cfg))
         summarizer_cfg = settings.model_for("summarizer")
         summarizer = None if summarizer_cfg.kind == "offline" else chat_model(summarizer_cfg)
-        return cls(settings, loader, planner, analyst, binder, summarizer)
+        return cls(settings, loader, planner, analyst, binder, summarizer, redis)

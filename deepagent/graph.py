@@ -44,7 +44,7 @@ from deepagent.state import (
     round_entry,
     round_view,
 )
-from deepagent.subagents import LocalRunner
+from deepagent.subagents import make_runner
 from deepagent.summarizing import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
 from deepagent.workspace import Workspace
@@ -138,10 +138,17 @@ class Nodes:
         loaded = LoadedContext.model_validate(state["loaded"])
         started = time.perf_counter()
         request = _request(state)
-        subagents = None if request.subagent else LocalRunner(self.deps, request, state["run_id"])
+        subagents = make_runner(
+            self.deps,
+            request,
+            state["run_id"],
+            round_index=len(state.get("rounds", [])),
+            parent_started=state.get("started", time.time()),
+        )
         runner = TreeRunner(
             self._executor(state),
             max_parallel=self.deps.settings.max_parallel_actions,
+            max_subagents=self.deps.settings.max_parallel_subagents,
             subagents=subagents,
             binder=self.deps.binder,
             on_event=_action_event,

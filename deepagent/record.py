@@ -28,7 +28,10 @@ class SubAgentRecord(Strict):
     duration_ms: float
     rounds: int
     conclusion: str
-    started_ms: float = Field(default=0.0, description="start, relative to the parent run")
+    started_ms: float = Field(default=0.0, description="dispatch, relative to the parent run")
+    worker: str | None = Field(default=None, description="RQ worker that ran it (None: local)")
+    attempts: int = Field(default=1, description="executions, retries of lost/failed jobs included")
+    queued_ms: float = Field(default=0.0, description="dispatch to start on a worker")
 
 
 class SummaryRecord(Strict):

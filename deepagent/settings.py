@@ -10,7 +10,7 @@ from datetime import date
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from deepagent.llm.config import ModelConfig, Role
@@ -19,7 +19,9 @@ DEFAULT_NOW = date(2026, 1, 15)
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="DEEPAGENT_", extra="forbid")
+    model_config = SettingsConfigDict(
+        env_prefix="DEEPAGENT_", extra="forbid", populate_by_name=True
+    )
 
     data_path: Path = Field(
         default=Path("var/marketplace.db"),
@@ -61,6 +63,29 @@ class Settings(BaseSettings):
     mode: Literal["react", "parallel", "tree"] = Field(default="tree", description="Planning mode.")
     subagent_variant: Literal["lite", "full"] = Field(
         default="lite", description="SubAgents without TodoList and with conclusions only."
+    )
+    max_parallel_subagents: int = Field(
+        default=4, ge=1, description="SubAgents of one run executing at once."
+    )
+    redis_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("DEEPAGENT_REDIS_URL", "REDIS_URL", "redis_url"),
+        description="Redis for SubAgent jobs on RQ workers; unset = SubAgents run in-process.",
+    )
+    subagent_queue: str = Field(
+        default="deepagent-subagents", pattern=r"^[A-Za-z0-9_.:-]+$", description="RQ queue."
+    )
+    subagent_timeout_s: float = Field(
+        default=300.0, gt=0, description="A SubAgent's deadline, all attempts included."
+    )
+    subagent_retries: int = Field(
+        default=1, ge=0, le=5, description="Retries of a SubAgent job that failed or was lost."
+    )
+    worker_heartbeat_s: float = Field(
+        default=1.0, gt=0, le=60, description="How often a running SubAgent job reports alive."
+    )
+    subagent_lost_after_s: float = Field(
+        default=6.0, gt=0, description="No heartbeat for this long: the job's worker is gone."
     )
     summary_mode: Literal["async", "sync", "off"] = Field(
         default="async", description="Summaries of the planner's history: async, sync or off."

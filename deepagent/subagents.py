@@ -3,25 +3,34 @@
 A SubAgent run gets only what the main planner passes: the task description (its
 question), the parameters given as the action's arguments, and the allowed tools. It has
 no SubAgent actions and no call_human, and its analysis returns conclusions with the key
-figures they rest on. ``LocalRunner`` runs SubAgents as asyncio tasks in this process.
+figures they rest on.
+
+Two runners share one front (:class:`SubAgentDispatcher`: request, events, records):
+``LocalRunner`` runs SubAgents as asyncio tasks in this process, ``RQRunner``
+(``deepagent.distributed``) as jobs on RQ workers when a Redis URL is configured.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from langgraph.config import get_stream_writer
 
 from context_loader.models import ContextRequest
 from deepagent import events as ev
-from deepagent.record import SubAgentRecord
+from deepagent.record import RunRecord, SubAgentRecord
 from deepagent.schema import JSON, SubAgentTask, ToolResult
 
 if TYPE_CHECKING:
     from deepagent.deps import RunDeps
     from deepagent.runs import Agent
+
+CONCLUSION_PREVIEW = 1500
 
 
 def _emit(event: ev._Event) -> None:
@@ -30,52 +39,104 @@ def _emit(event: ev._Event) -> None:
         get_stream_writer()(event)
 
 
-class LocalRunner:
-    """Runs each SubAgent in-process with its own graph thread and context window."""
+@dataclass
+class SubAgentRun:
+    """What a runner brings back from one SubAgent: its RunRecord and where it ran."""
 
-    def __init__(self, deps: RunDeps, parent: ContextRequest, parent_run_id: str) -> None:
+    record: RunRecord
+    worker: str | None = None
+    attempts: int = 1
+    queued_ms: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+class SubAgentFailed(Exception):
+    """The SubAgent produced no record (lost, timed out, crashed); the message says why."""
+
+    def __init__(self, reason: str, *, attempts: int = 1, worker: str | None = None) -> None:
+        super().__init__(reason)
+        self.attempts = attempts
+        self.worker = worker
+
+
+def subagent_request(
+    parent: ContextRequest, task: SubAgentTask, args: dict[str, JSON], variant: str
+) -> ContextRequest:
+    return ContextRequest(
+        question=task.description[:2000],
+        user_id=parent.user_id,
+        merchant_id=parent.merchant_id,
+        now=parent.now,
+        source="subagent",
+        params=args,
+        tools=task.tools or None,
+        subagent=True,
+        subagent_variant=variant,
+    )
+
+
+def subagent_run_id(parent_run_id: str, round_index: int, action_id: str, index: int | None) -> str:
+    """Stable per action copy, so dispatching the same action again finds the same job."""
+    copy = "" if index is None else f"-{index}"
+    return re.sub(r"[^A-Za-z0-9_-]", "_", f"{parent_run_id}-r{round_index}-{action_id}{copy}")
+
+
+class SubAgentDispatcher(ABC):
+    """Turns a SubAgent action into a sub-run and its outcome into a ToolResult + record."""
+
+    def __init__(
+        self,
+        deps: RunDeps,
+        parent: ContextRequest,
+        parent_run_id: str,
+        *,
+        round_index: int = 0,
+        parent_started: float | None = None,
+    ) -> None:
         self.deps = deps
         self.parent = parent
         self.parent_run_id = parent_run_id
+        self.round_index = round_index
+        self.parent_started = time.time() if parent_started is None else parent_started
         self.records: list[SubAgentRecord] = []
-        self._agent: Agent | None = None
 
-    async def run(self, action_id: str, task: SubAgentTask, args: dict[str, JSON]) -> ToolResult:
-        request = ContextRequest(
-            question=task.description[:2000],
-            user_id=self.parent.user_id,
-            merchant_id=self.parent.merchant_id,
-            now=self.parent.now,
-            source="subagent",
-            params=args,
-            tools=task.tools or None,
-            subagent=True,
-            subagent_variant=self.deps.settings.subagent_variant,
-        )
-        run_id = f"{self.parent_run_id}-{action_id}-{len(self.records)}"
+    @abstractmethod
+    async def execute(self, run_id: str, request: ContextRequest) -> SubAgentRun:
+        """Run the sub-run to its end; raise SubAgentFailed when there is no record."""
+
+    async def run(
+        self, action_id: str, task: SubAgentTask, args: dict[str, JSON], index: int | None = None
+    ) -> ToolResult:
+        variant = self.deps.settings.subagent_variant
+        request = subagent_request(self.parent, task, args, variant)
+        run_id = subagent_run_id(self.parent_run_id, self.round_index, action_id, index)
         _emit(ev.SubAgentStarted(action_id=action_id, description=task.description))
-        started = time.perf_counter()
-        if self._agent is None:  # one graph serves all SubAgents of this round
-            from deepagent.runs import Agent  # the same graph, built for SubAgents
-
-            self._agent = Agent(self.deps)
-        agent = self._agent
-        async for _ in agent.start(request, mode="tree", run_id=run_id):
-            pass
-        record = await agent.record(run_id)
-        duration = round((time.perf_counter() - started) * 1000, 2)
-        self.records.append(
-            SubAgentRecord(
-                id=action_id,
-                description=task.description,
-                status=record.status,
-                duration_ms=duration,
-                rounds=record.planning_rounds,
-                conclusion=record.analysis,
-                started_ms=0.0,
+        dispatched = time.time()
+        try:
+            outcome = await self.execute(run_id, request)
+        except SubAgentFailed as exc:
+            self._record(
+                action_id,
+                task,
+                dispatched,
+                status="failed",
+                conclusion=str(exc),
+                worker=exc.worker,
+                attempts=exc.attempts,
             )
+            return ToolResult.failure("failed", f"SubAgent {action_id}: {exc}")
+        record = outcome.record
+        self._record(
+            action_id,
+            task,
+            dispatched,
+            status=record.status,
+            conclusion=record.analysis,
+            rounds=record.planning_rounds,
+            worker=outcome.worker,
+            attempts=outcome.attempts,
+            queued_ms=outcome.queued_ms,
         )
-        _emit(ev.SubAgentFinished(action_id=action_id, status=record.status, duration_ms=duration))
         if record.status != "completed":
             return ToolResult.failure(
                 "failed", f"SubAgent {action_id} {record.status}: {record.error}"
@@ -86,6 +147,73 @@ class LocalRunner:
                 "rounds": record.planning_rounds,
                 "tool_calls": record.tool_calls,
             },
-            record.analysis[:1500],
+            record.analysis[:CONCLUSION_PREVIEW],
             f"SubAgent {action_id}",
         )
+
+    def _record(
+        self,
+        action_id: str,
+        task: SubAgentTask,
+        dispatched: float,
+        *,
+        status: str,
+        conclusion: str,
+        rounds: int = 0,
+        worker: str | None = None,
+        attempts: int = 1,
+        queued_ms: float = 0.0,
+    ) -> None:
+        duration = round((time.time() - dispatched) * 1000, 2)
+        self.records.append(
+            SubAgentRecord(
+                id=action_id,
+                description=task.description,
+                status=status,
+                duration_ms=duration,
+                rounds=rounds,
+                conclusion=conclusion,
+                started_ms=round((dispatched - self.parent_started) * 1000, 2),
+                worker=worker,
+                attempts=attempts,
+                queued_ms=queued_ms,
+            )
+        )
+        _emit(ev.SubAgentFinished(action_id=action_id, status=status, duration_ms=duration))
+
+
+async def run_subagent_graph(agent: Agent, request: ContextRequest, run_id: str) -> RunRecord:
+    """Drive one SubAgent sub-run to its end and return its RunRecord."""
+    async for _ in agent.start(request, mode="tree", run_id=run_id):
+        pass
+    return await agent.record(run_id)
+
+
+class LocalRunner(SubAgentDispatcher):
+    """Runs each SubAgent in-process with its own graph thread and context window."""
+
+    _agent: Agent | None = None
+
+    async def execute(self, run_id: str, request: ContextRequest) -> SubAgentRun:
+        if self._agent is None:  # one graph serves all SubAgents of this round
+            from deepagent.runs import Agent  # the same graph, built for SubAgents
+
+            self._agent = Agent(self.deps)
+        return SubAgentRun(record=await run_subagent_graph(self._agent, request, run_id))
+
+
+def make_runner(
+    deps: RunDeps, request: ContextRequest, run_id: str, *, round_index: int, parent_started: float
+) -> SubAgentDispatcher | None:
+    """The SubAgent runner for one execution round: none inside a SubAgent, RQ with Redis."""
+    if request.subagent:
+        return None
+    if deps.redis is not None:
+        from deepagent.distributed.rq_runner import RQRunner
+
+        return RQRunner(
+            deps, request, run_id, round_index=round_index, parent_started=parent_started
+        )
+    return LocalRunner(
+        deps, request, run_id, round_index=round_index, parent_started=parent_started
+    )

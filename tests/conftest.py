@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 import sqlite3
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from business.data.generator import generate
 from context_loader.loader import ContextLoader
 from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
+from tests.redis_helpers import RedisServer
 
 _real_connect = socket.socket.connect
 
@@ -37,6 +39,22 @@ def no_network() -> Iterator[None]:
     socket.socket.connect = _loopback_only  # type: ignore[method-assign,assignment]
     yield
     socket.socket.connect = _real_connect  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_ambient_redis() -> Iterator[None]:
+    """A developer's REDIS_URL must not send test runs to their Redis."""
+    saved = {k: os.environ.pop(k) for k in ("REDIS_URL", "DEEPAGENT_REDIS_URL") if k in os.environ}
+    yield
+    os.environ.update(saved)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A private redis-server on a free loopback port (never the machine's shared one)."""
+    server = RedisServer.start(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

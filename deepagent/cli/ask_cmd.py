@@ -47,7 +47,12 @@ def ask_command(
     settings = load_settings()
     if not settings.data_path.exists():
         bad_input(f"no sample database at {settings.data_path}; run `deepagent data generate`")
-    status = asyncio.run(_run(settings, request, mode, thread, answer or "", as_json))
+    from deepagent.distributed.connection import RedisUnavailable
+
+    try:
+        status = asyncio.run(_run(settings, request, mode, thread, answer or "", as_json))
+    except RedisUnavailable as exc:  # raised before the run starts: nothing to lose
+        bad_input(f"{exc} (unset REDIS_URL to run SubAgents in-process)")
     if status == "failed":
         raise typer.Exit(EXIT_FAILED)
 

@@ -1,7 +1,8 @@
 """Running a validated Action Tree: dependency order, bounded concurrency, errors as values.
 
 An action starts as soon as all its dependencies finished with data; independent actions
-run concurrently, at most ``max_parallel`` tool calls at a time. An action whose input
+run concurrently, at most ``max_parallel`` tool calls and ``max_subagents`` SubAgents at a
+time (a SubAgent waits on other processes, so it does not hold a tool slot). An action whose input
 failed, came back empty or was skipped is skipped with the reason recorded, and so are its
 own dependants; nothing else is affected.
 """
@@ -26,8 +27,10 @@ PREVIEW_CHARS = 240
 
 
 class SubAgentRunner(Protocol):
-    async def run(self, action_id: str, task: SubAgentTask, args: dict[str, JSON]) -> ToolResult:
-        """Run a delegated sub-task and return its conclusion as a ToolResult."""
+    async def run(
+        self, action_id: str, task: SubAgentTask, args: dict[str, JSON], index: int | None = None
+    ) -> ToolResult:
+        """Run a delegated sub-task (copy ``index`` of a fan-out) and return its conclusion."""
         ...
 
 
@@ -43,6 +46,7 @@ class TreeRunner:
         executor: ToolExecutor,
         *,
         max_parallel: int = 8,
+        max_subagents: int = 4,
         subagents: SubAgentRunner | None = None,
         binder: Binder | None = None,
         on_event: EventSink | None = None,
@@ -50,6 +54,7 @@ class TreeRunner:
     ) -> None:
         self.executor = executor
         self.slots = asyncio.Semaphore(max_parallel)
+        self.subagent_slots = asyncio.Semaphore(max_subagents)
         self.subagents = subagents
         self.binder = binder
         self.on_event = on_event
@@ -155,8 +160,8 @@ class TreeRunner:
         self._emit("action_started", record)
         started = time.perf_counter()
         record.started_ms = round((started - self.t0) * 1000, 3)
-        async with self.slots:
-            result = await self._call(spec, args)
+        async with self.subagent_slots if spec.kind == "subagent" else self.slots:
+            result = await self._call(spec, args, index)
         record.duration_ms = round((time.perf_counter() - started) * 1000, 3)
         record.status = result.status
         record.error = None if result.error is None else result.error.message
@@ -165,11 +170,11 @@ class TreeRunner:
         record.data = result.data if result.ok else None
         return self._finish(record), result
 
-    async def _call(self, spec: ActionSpec, args: dict[str, JSON]) -> ToolResult:
+    async def _call(self, spec: ActionSpec, args: dict[str, JSON], index: int | None) -> ToolResult:
         if spec.kind == "subagent":
             assert self.subagents is not None and spec.subagent is not None
             try:
-                return await self.subagents.run(spec.id, spec.subagent, args)
+                return await self.subagents.run(spec.id, spec.subagent, args, index)
             except Exception as exc:  # a SubAgent failure is a value for the planner
                 return ToolResult.failure("failed", f"SubAgent {spec.id} failed: {exc}")
         assert spec.tool is not None

@@ -1,0 +1,45 @@
+"""`deepagent worker`: run SubAgent jobs from Redis (RQ)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+import typer
+
+from deepagent.cli.errors import bad_input
+from deepagent.settings import load_settings
+
+QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
+
+
+def worker_command(
+    queues: Annotated[
+        str | None, typer.Option("--queues", help="Comma-separated queues (default: SubAgents).")
+    ] = None,
+    burst: Annotated[bool, typer.Option("--burst", help="Exit when the queues are empty.")] = False,
+    name: Annotated[str | None, typer.Option("--name", help="Worker name (unique).")] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="Redis URL (default: REDIS_URL).")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every job.")] = False,
+) -> None:
+    """Start an RQ worker for SubAgent jobs (exit 2 when Redis or the data is missing)."""
+    from deepagent.distributed.connection import RedisUnavailable, connect
+    from deepagent.distributed.worker import build_worker, run_worker
+
+    settings = load_settings()
+    url = url or settings.redis_url
+    if not url:
+        bad_input("no Redis to take jobs from: set REDIS_URL or pass --url")
+    names = [q.strip() for q in (queues or settings.subagent_queue).split(",") if q.strip()]
+    bad = [q for q in names if not QUEUE_NAME.match(q)]
+    if not names or bad:
+        bad_input(f"--queues must be comma-separated names of [A-Za-z0-9_.:-], got {queues!r}")
+    if not settings.data_path.exists():
+        bad_input(f"no sample database at {settings.data_path}; run `deepagent data generate`")
+    try:
+        conn = connect(url, socket_timeout=None)
+    except RedisUnavailable as exc:
+        bad_input(str(exc))
+    run_worker(build_worker(settings, conn, names, name), burst=burst, verbose=verbose)

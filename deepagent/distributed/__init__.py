@@ -1,0 +1,1 @@
+"""SubAgents on RQ workers: the Redis connection, the job, the runner and the worker."""

@@ -1,0 +1,94 @@
+"""The SubAgent job as a worker runs it.
+
+A worker process loads the context loader, indexes and models once (:func:`preload`,
+before it forks work horses), so a job only builds its request and drives the graph.
+While the sub-run goes on, the job keeps a short-lived "alive" key fresh; the run that
+waits for it treats a STARTED job whose key has expired as lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from redis import Redis
+from redis.exceptions import RedisError
+from rq import get_current_job
+
+from context_loader.models import ContextRequest
+from deepagent.distributed.protocol import SubAgentJob, SubAgentJobResult, alive_key
+from deepagent.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from deepagent.runs import Agent
+
+_agent: Agent | None = None
+
+
+def preload(settings: Settings) -> Agent:
+    """Build this process's SubAgent graph and its dependencies (once)."""
+    global _agent
+    if _agent is None:
+        from deepagent.deps import RunDeps
+        from deepagent.runs import Agent
+
+        _agent = Agent(RunDeps.create(settings, use_redis=False))
+        asyncio.run(_warm_up(_agent))
+    return _agent
+
+
+async def _warm_up(agent: Agent) -> None:
+    """Touch the lazily loaded parts (tokenizer, embeddings) once, so no job pays for it."""
+    request = ContextRequest(question="warm-up: 类目价格带分析 price bands", source="subagent")
+    with contextlib.suppress(Exception):  # a worker that cannot warm up still takes jobs
+        await agent.deps.loader.load(request)
+
+
+async def run_subagent(payload: dict[str, Any]) -> dict[str, Any]:
+    """RQ entry point: run one SubAgent to its end and return its RunRecord."""
+    from deepagent.subagents import run_subagent_graph
+
+    job = SubAgentJob.model_validate(payload)
+    request = ContextRequest.model_validate(job.request)
+    agent = preload(load_settings())
+    started = time.time()
+    current = get_current_job()
+    async with _alive(current.connection if current else None, current.id if current else "", job):
+        record = await run_subagent_graph(agent, request, job.run_id)
+    result = SubAgentJobResult(
+        record=record.model_dump(mode="json"),
+        worker=os.environ.get("RQ_WORKER_ID"),
+        started=started,
+        ended=time.time(),
+    )
+    return result.model_dump(mode="json")
+
+
+@contextlib.asynccontextmanager
+async def _alive(conn: Redis | None, job_id: str, job: SubAgentJob) -> AsyncIterator[None]:
+    if conn is None:  # called outside a worker (tests, direct calls)
+        yield
+        return
+    key, ttl = alive_key(job_id), max(1, math.ceil(job.alive_ttl_s))
+    worker = os.environ.get("RQ_WORKER_ID", "")
+
+    async def beat() -> None:
+        while True:
+            with contextlib.suppress(RedisError):  # a missed beat only risks a retry
+                await asyncio.to_thread(conn.set, key, worker, ex=ttl)
+            await asyncio.sleep(job.heartbeat_s)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(conn.delete, key)
