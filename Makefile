@@ -42,9 +42,10 @@ pytest: $(STAMP) redis-server
 
 test: lint typecheck pytest
 
-bench: data
+bench: data redis-server
 	DEEPAGENT_DATA_PATH=$(DATA) $(PY) -m eval.bench.executor_overhead
 	DEEPAGENT_DATA_PATH=$(DATA) $(PY) -m eval.bench.summary_modes
+	DEEPAGENT_DATA_PATH=$(DATA) $(PY) -m eval.bench.subagents
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .pytest_cache .ruff_cache

@@ -11,6 +11,7 @@ from context_loader.loader import ContextLoader
 from deepagent.binder import LLMBinder
 from deepagent.llm import chat_model
 from deepagent.offline.models import OfflinePlannerModel
+from deepagent.offline.pacing import Pace
 from deepagent.settings import Settings
 
 
@@ -37,9 +38,9 @@ class RunDeps:
             redis = connect(settings.redis_url)
         loader = loader or ContextLoader.create(settings)
         planner_cfg, analyst_cfg = settings.model_for("planner"), settings.model_for("analyst")
-        delay = settings.offline_latency_ms.get("planner", 0.0) / 1000
+        pace = Pace.for_role(settings, "planner")
         planner: BaseChatModel = (
-            OfflinePlannerModel(latency_s=delay)
+            OfflinePlannerModel(latency_s=pace.first_token_s, tokens_per_s=pace.tokens_per_s)
             if planner_cfg.kind == "offline"
             else chat_model(planner_cfg)
         )

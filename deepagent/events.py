@@ -69,6 +69,8 @@ class SubAgentFinished(_Event):
     action_id: str
     status: str
     duration_ms: float
+    worker: str | None = None  # the RQ worker that ran it; None in-process
+    attempts: int = 1
 
 
 class SummaryStarted(_Event):

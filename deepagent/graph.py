@@ -28,6 +28,7 @@ from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
 from deepagent.execution.records import ActionRecord
 from deepagent.guards import duplicate_batch, stop_reason
+from deepagent.offline.pacing import Pace
 from deepagent.planning.context import (
     CaseView,
     PlannerContext,
@@ -210,7 +211,7 @@ class Nodes:
         started = time.perf_counter()
         inp = self._analysis_input(state)
         stream = (
-            stream_offline_analysis(inp)
+            Pace.for_role(self.deps.settings, "analyst").stream(stream_offline_analysis(inp))
             if self.deps.analyst is None
             else stream_llm_analysis(self.deps.analyst, inp)
         )

@@ -95,7 +95,12 @@ class Settings(BaseSettings):
     )
     offline_latency_ms: dict[str, float] = Field(
         default_factory=dict,
-        description="Injected latency per offline role (planner, summarizer), for benchmarks.",
+        description="Time to first token per offline role (planner, summarizer, analyst), "
+        "for benchmarks.",
+    )
+    offline_tokens_per_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="Output tokens per second per offline role (unset: output is free).",
     )
     filesystem: bool = Field(
         default=False, description="Offload large tool results to a per-run workspace."

@@ -179,7 +179,15 @@ class SubAgentDispatcher(ABC):
                 queued_ms=queued_ms,
             )
         )
-        _emit(ev.SubAgentFinished(action_id=action_id, status=status, duration_ms=duration))
+        _emit(
+            ev.SubAgentFinished(
+                action_id=action_id,
+                status=status,
+                duration_ms=duration,
+                worker=worker,
+                attempts=attempts,
+            )
+        )
 
 
 async def run_subagent_graph(agent: Agent, request: ContextRequest, run_id: str) -> RunRecord:

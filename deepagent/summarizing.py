@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from deepagent import events as ev
+from deepagent.offline.pacing import Pace
 from deepagent.record import SummaryRecord
 from deepagent.schema import TodoItem
 from deepagent.settings import Settings
@@ -112,10 +113,9 @@ class Summarizer:
         todo = [TodoItem.model_validate(t) for t in state.get("todo_list", [])]
         question = str(state.get("request", {}).get("question", ""))
         if self.model is None:
-            delay = self.settings.offline_latency_ms.get("summarizer", 0.0) / 1000
-            if delay > 0:
-                await asyncio.sleep(delay)
-            return await asyncio.to_thread(
+            text = await asyncio.to_thread(
                 summarize_offline, question, views, todo, state.get("summary")
             )
+            await Pace.for_role(self.settings, "summarizer").wait_for(text)
+            return text
         return await summarize_with_model(self.model, question, views, todo, state.get("summary"))

@@ -14,9 +14,9 @@ import pytest
 
 from business.data.generator import generate
 from context_loader.loader import ContextLoader
+from deepagent.distributed.cluster import RedisServer
 from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
-from tests.redis_helpers import RedisServer
 
 _real_connect = socket.socket.connect
 

@@ -17,6 +17,7 @@ from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.cli.app import build_app
 from deepagent.deps import RunDeps
+from deepagent.distributed.cluster import RedisServer, WorkerPool, free_port, worker_env
 from deepagent.distributed.connection import RedisUnavailable, connect
 from deepagent.distributed.rq_runner import RQRunner
 from deepagent.offline.models import OfflinePlannerModel
@@ -24,7 +25,6 @@ from deepagent.record import RunRecord
 from deepagent.runs import Agent
 from deepagent.schema import SubAgentTask
 from deepagent.settings import Settings
-from tests.redis_helpers import RedisServer, WorkerPool, free_port, worker_env
 
 QUESTION = (
     "For the three fastest-growing womenswear categories, "

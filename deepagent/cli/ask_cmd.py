@@ -153,6 +153,13 @@ class _Progress:
                 f"  [{style}]{event.status:<7}[/] {event.action_id}{copy} {event.tool or ''}"
                 f" [dim]{event.duration_ms:.0f} ms {event.error or ''}[/]"
             )
+        elif kind == "subagent_finished":
+            where = f" on {event.worker}" if event.worker else ""
+            again = f", {event.attempts} attempts" if event.attempts > 1 else ""
+            c.print(
+                f"  [dim]SubAgent {event.action_id} {event.status}{where}"
+                f" ({event.duration_ms:.0f} ms{again})[/]"
+            )
         elif kind == "human_input_requested":
             c.print(f"[bold yellow]question for you:[/] {event.question}")
         elif kind == "analysis_delta":

@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from deepagent.offline.pacing import Pace
 from deepagent.offline.planner import decide
 
 
 class OfflinePlannerModel(BaseChatModel):
     """The offline case-guided planner behind the chat-model interface (not an LLM).
 
-    ``latency_s`` adds a delay per call (benchmarks model a real endpoint with it).
+    ``latency_s`` (time to first token) and ``tokens_per_s`` (output speed) delay each
+    call the way an endpoint would; benchmarks set them, by default a call is instant.
     """
 
     latency_s: float = 0.0
+    tokens_per_s: float = 0.0
 
     @property
     def _llm_type(self) -> str:
@@ -32,6 +34,6 @@ class OfflinePlannerModel(BaseChatModel):
     async def _agenerate(
         self, messages: list[BaseMessage], *args: Any, **kwargs: Any
     ) -> ChatResult:
-        if self.latency_s > 0:
-            await asyncio.sleep(self.latency_s)
-        return self._generate(messages)
+        result = self._generate(messages)
+        await Pace(self.latency_s, self.tokens_per_s).wait_for(result.generations[0].text)
+        return result

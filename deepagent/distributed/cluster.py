@@ -1,7 +1,7 @@
-"""A private redis-server and real `deepagent worker` subprocesses for tests.
+"""A private redis-server and real `deepagent worker` subprocesses, for tests and benches.
 
-Never the machine's shared Redis: each server listens on a free loopback port, keeps
-nothing on disk and dies with the test session.
+Never a shared Redis: each server listens on a free loopback port and keeps nothing on
+disk; workers are `deepagent worker` processes, as in production.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from redis import Redis
-from rq import Queue, Worker
+from rq import Worker
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -30,10 +30,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(check: object, timeout: float, what: str) -> None:
+def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if callable(check) and check():
+        if check():
             return
         time.sleep(0.05)
     raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
@@ -86,26 +86,29 @@ class WorkerPool:
     env: dict[str, str]
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
-    def start(self, count: int, prefix: str = "w", timeout: float = 90) -> list[str]:
+    def start(
+        self, count: int, prefix: str = "w", timeout: float = 90, queues: list[str] | None = None
+    ) -> list[str]:
+        """Start ``count`` workers on ``queues`` (default: this pool's queue); wait until
+        each has registered with Redis."""
         names = [f"{prefix}{len(self.procs) + i}-{self.queue}" for i in range(count)]
         for name in names:
             cmd = [sys.executable, "-c", "from deepagent.cli.app import main; main()", "worker"]
-            cmd += ["--queues", self.queue, "--name", name]
+            cmd += ["--queues", ",".join(queues or [self.queue]), "--name", name, "--url", self.url]
             self.procs[name] = subprocess.Popen(
                 cmd, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
             )
         conn = Redis.from_url(self.url)
-        queue = Queue(self.queue, connection=conn)
         wanted = set(self.procs)
-        wait_for(lambda: self._registered(queue) >= wanted, timeout, f"workers {names}")
+        wait_for(lambda: self._registered(conn) >= wanted, timeout, f"workers {names}")
         return names
 
-    def _registered(self, queue: Queue) -> set[str]:
+    def _registered(self, conn: Redis) -> set[str]:
         for name, proc in self.procs.items():
             if proc.poll() is not None:
                 err = proc.stderr.read().decode() if proc.stderr else ""
                 raise RuntimeError(f"worker {name} exited {proc.returncode}: {err[-2000:]}")
-        return {w.name for w in Worker.all(queue=queue)}
+        return {w.name for w in Worker.all(connection=conn)}
 
     def kill(self, name: str, *, horse: bool = True) -> list[int]:
         """SIGKILL a worker (and its work horse): nothing gets to clean up."""

@@ -1,0 +1,171 @@
+"""SubAgents: the lite variant against full, and N SubAgents on 1, 2 and 4 RQ workers.
+
+``python -m eval.bench.subagents [--quick]``, with one latency model for every part: the
+offline planner and analyst wait ``FIRST_TOKEN_MS`` before their first token and then
+produce ``TOKENS_PER_S`` tokens a second; every tool call takes ``TOOL_MS``.
+
+1. lite vs full: the same drill-down tasks (one per womenswear leaf category) run as
+   SubAgents in-process, once per variant; the mean SubAgent time of each and the ratio.
+2. workers: a private redis-server and four `deepagent worker` processes; one queue is
+   served by 1 of them, one by 2 and one by 4. N SubAgents are dispatched at once to each
+   queue in turn; the wall time of each and its ratio to the 1-worker time. The same N
+   in-process (LocalRunner) are shown for reference.
+
+Absolute seconds are for context only; the ratios are the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sqlite3
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from context_loader.loader import ContextLoader
+from context_loader.models import ContextRequest
+from deepagent.deps import RunDeps
+from deepagent.distributed.cluster import RedisServer, WorkerPool, worker_env
+from deepagent.distributed.rq_runner import RQRunner
+from deepagent.schema import JSON, SubAgentTask
+from deepagent.settings import Settings, load_settings
+from deepagent.subagents import LocalRunner, SubAgentDispatcher
+
+FIRST_TOKEN_MS = 300.0
+TOKENS_PER_S = 60.0
+TOOL_MS = 40.0
+WORKERS = (1, 2, 4)
+TASK = SubAgentTask(
+    description=(
+        "Drill into this leaf category: get its price bands, take the main band (highest GMV"
+        " share) and get the top 10 products of that band; report the band structure and"
+        " what the leading products have in common."
+    ),
+    tools=["get_price_bands", "get_top_products"],
+)
+
+
+def latency_settings(base: Settings, **update: Any) -> Settings:
+    roles = ("planner", "analyst", "summarizer")
+    return base.model_copy(
+        update={
+            "offline_latency_ms": dict.fromkeys(roles, FIRST_TOKEN_MS),
+            "offline_tokens_per_s": dict.fromkeys(roles, TOKENS_PER_S),
+            "tool_latency_ms": {"*": TOOL_MS},
+            **update,
+        }
+    )
+
+
+def leaf_categories(data_path: Path, n: int) -> list[dict[str, JSON]]:
+    uri = f"file:{data_path}?mode=ro"
+    with sqlite3.connect(uri, uri=True) as conn:
+        rows = conn.execute(
+            "SELECT id, name_en FROM categories WHERE is_leaf = 1 AND path_en LIKE 'Womenswear%'"
+            " ORDER BY id LIMIT ?",
+            (n,),
+        ).fetchall()
+    return [{"category": {"id": r[0], "name": r[1]}} for r in rows]
+
+
+async def dispatch(runner: SubAgentDispatcher, tasks: list[dict[str, JSON]]) -> float:
+    """Run every task as a SubAgent at once; the wall time. Fails loudly on a failed one."""
+    started = time.perf_counter()
+    results = await asyncio.gather(
+        *(runner.run("drill", TASK, args, index=i) for i, args in enumerate(tasks))
+    )
+    wall = time.perf_counter() - started
+    bad = [r.error.message for r in results if r.error is not None]
+    assert not bad, bad
+    return wall
+
+
+def parent() -> ContextRequest:
+    return ContextRequest(question="bench: drill into leaf categories")
+
+
+async def variants(
+    loader: ContextLoader, tasks: list[dict[str, JSON]], repeat: int
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for variant in ("lite", "full"):
+        settings = latency_settings(loader.settings, subagent_variant=variant)
+        durations: list[float] = []
+        rounds: list[int] = []
+        for _ in range(repeat):
+            runner = LocalRunner(RunDeps.create(settings, loader), parent(), uuid.uuid4().hex[:12])
+            await dispatch(runner, tasks)
+            durations += [r.duration_ms / 1000 for r in runner.records]
+            rounds += [r.rounds for r in runner.records]
+        out[variant] = {"mean_s": statistics.mean(durations), "rounds": statistics.mean(rounds)}
+    out["ratio"] = out["lite"]["mean_s"] / out["full"]["mean_s"]
+    return out
+
+
+async def on_workers(loader: ContextLoader, tasks: list[dict[str, JSON]]) -> dict[str, float]:
+    base = latency_settings(loader.settings, max_parallel_subagents=len(tasks))
+    local = LocalRunner(RunDeps.create(base, loader), parent(), uuid.uuid4().hex[:12])
+    walls = {"in-process": await dispatch(local, tasks)}
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer.start(Path(tmp))
+        queues = {w: f"bench{w}-{uuid.uuid4().hex[:6]}" for w in WORKERS}
+        env = worker_env(
+            os.environ,
+            DEEPAGENT_DATA_PATH=str(base.data_path.resolve()),
+            DEEPAGENT_CACHE_DIR=str(base.cache_dir.resolve()),
+            DEEPAGENT_OFFLINE_LATENCY_MS=json.dumps(base.offline_latency_ms),
+            DEEPAGENT_OFFLINE_TOKENS_PER_S=json.dumps(base.offline_tokens_per_s),
+            DEEPAGENT_TOOL_LATENCY_MS=json.dumps(base.tool_latency_ms),
+        )
+        pool = WorkerPool(server.url, "bench", env)
+        try:
+            for i in range(max(WORKERS)):  # worker i serves the queues of pools larger than i
+                pool.start(1, queues=[q for w, q in queues.items() if w > i])
+            for w, queue in queues.items():
+                settings = base.model_copy(
+                    update={"redis_url": server.url, "subagent_queue": queue}
+                )
+                deps = RunDeps.create(settings, loader)
+                runner = RQRunner(deps, parent(), uuid.uuid4().hex[:12])
+                walls[f"{w} worker{'s' if w > 1 else ''}"] = await dispatch(runner, tasks)
+                if os.environ.get("BENCH_DEBUG"):
+                    for r in runner.records:
+                        print(w, r.worker, r.started_ms, r.queued_ms, r.duration_ms)
+        finally:
+            pool.stop()
+            server.stop()
+    return walls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer SubAgents, one repetition")
+    args = parser.parse_args()
+    n = 4 if args.quick else 8
+    loader = ContextLoader.create(load_settings())
+    tasks = leaf_categories(loader.settings.data_path, n)
+    lite_full = asyncio.run(variants(loader, tasks[:3], 1 if args.quick else 2))
+    lite, full, ratio = lite_full["lite"], lite_full["full"], lite_full["ratio"]
+    ratio = lite_full["ratio"]
+    print(
+        f"SubAgent lite {lite['mean_s']:.2f} s ({lite['rounds']:.1f} rounds) vs full"
+        f" {full['mean_s']:.2f} s ({full['rounds']:.1f} rounds): lite/full = {ratio:.2f}"
+    )
+    walls = asyncio.run(on_workers(loader, tasks))
+    one = walls["1 worker"]
+    cells = [f"{k} {v:.2f} s ({v / one:.2f})" for k, v in walls.items()]
+    print(f"{len(tasks)} SubAgents at once, wall (ratio to 1 worker): " + ", ".join(cells))
+    print(
+        f"(model: {FIRST_TOKEN_MS:.0f} ms to first token + {TOKENS_PER_S:.0f} tokens/s for planner"
+        f" and analyst; tools {TOOL_MS:.0f} ms)"
+    )
+
+
+if __name__ == "__main__":
+    main()
