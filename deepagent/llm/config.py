@@ -52,6 +52,8 @@ def chat_model(config: ModelConfig) -> BaseChatModel:
         raise ModelConfigError("an openai role needs 'model'")
     from langchain_openai import ChatOpenAI  # imported only when an endpoint is used
 
+    from deepagent.llm.loop_safe import async_http_client
+
     key = os.environ.get(config.api_key_env, "")
     if not key and config.base_url is None:
         raise ModelConfigError(f"no API key in ${config.api_key_env} and no base_url")
@@ -62,4 +64,5 @@ def chat_model(config: ModelConfig) -> BaseChatModel:
         timeout=config.timeout_s,
         max_retries=config.max_retries,
         temperature=config.temperature,
+        http_async_client=async_http_client(config.timeout_s),  # usable from any event loop
     )

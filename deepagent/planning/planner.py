@@ -1,7 +1,10 @@
 """One planning round: render the context, ask the planner model, validate its decision.
 
 Invalid output is re-asked once with the validation error; a second invalid answer makes
-the round fail with the reason (the caller records it and stops planning).
+the round fail with the reason (the caller records it and stops planning). A model call
+that raises (timeout or HTTP error after the client's own retries, a malformed response)
+fails the round the same way instead of aborting the run, so the analysis still reports
+what earlier rounds collected.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import ValidationError
 
+from deepagent.llm.errors import describe_model_error
 from deepagent.planning.context import PlannerContext
 from deepagent.planning.render import planner_messages
 from deepagent.schema import PlannerDecision
@@ -51,9 +55,13 @@ async def plan_round(model: BaseChatModel, ctx: PlannerContext) -> PlanningResul
     raw = ""
     tokens_in = tokens_out = 0
     for attempt in (1, 2):
-        reply = await model.ainvoke(messages)
-        raw = str(reply.content)
         tokens_in += count_tokens_approximately(messages)
+        try:
+            reply = await model.ainvoke(messages)
+        except Exception as exc:  # the round fails with the reason; the run goes on
+            error = f"planner model call failed: {describe_model_error(exc)}"
+            return PlanningResult(None, error, attempt, raw, tokens_in, tokens_out)
+        raw = str(reply.content)
         tokens_out += count_tokens_approximately([reply])
         try:
             return PlanningResult(parse_decision(raw), None, attempt, raw, tokens_in, tokens_out)

@@ -1,0 +1,187 @@
+"""The simulator's HTTP app: OpenAI chat completions served by the offline policies.
+
+``POST /v1/chat/completions`` (JSON or ``stream=true`` SSE ending with ``data: [DONE]``),
+``GET /v1/models``; and for tests and benchmarks ``GET /sim/stats``, ``POST /sim/force``
+(inject a fault into the next N requests) and ``POST /sim/reset``. Every wait is an
+asyncio sleep, so a stall ends when the client goes away or the server shuts down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from langchain_core.messages import AIMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from pydantic import ValidationError
+
+from deepagent.simllm import protocol as wire
+from deepagent.simllm.config import FaultKind, ForcedFault, SimConfig
+from deepagent.simllm.faults import FaultSchedule
+from deepagent.simllm.policies import POLICIES, respond
+from deepagent.simllm.readers import PromptError
+from deepagent.tools.executor import validation_message
+
+POLL_S = 0.05  # how often a stall checks for a gone client or a shutdown
+
+
+@dataclass
+class SimState:
+    config: SimConfig
+    schedule: FaultSchedule
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @classmethod
+    def create(cls, config: SimConfig) -> SimState:
+        return cls(config, FaultSchedule(config))
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answer ready to be sent: content, usage, and the fault to apply to its delivery."""
+
+    cid: str
+    model: str
+    content: str
+    tokens: dict[str, int]
+    fault: FaultKind | None
+    include_usage: bool
+
+
+def error(
+    status: int, message: str, kind: str, code: str | None = None, **headers: str
+) -> Response:
+    return JSONResponse(wire.error_body(message, kind, code), status_code=status, headers=headers)
+
+
+async def stall(state: SimState, request: Request) -> None:
+    """Wait ``stall_s``, or less when the client disconnects or the server stops."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + state.config.stall_s
+    while loop.time() < deadline and not state.stopping.is_set():
+        if await request.is_disconnected():
+            return
+        await asyncio.sleep(min(POLL_S, max(0.0, deadline - loop.time())))
+
+
+def create_app(config: SimConfig, state: SimState | None = None) -> FastAPI:
+    sim = state or SimState.create(config)
+    app = FastAPI(title="deepagent sim-llm", docs_url=None, redoc_url=None)
+    app.state.sim = sim
+
+    @app.get("/v1/models")
+    async def models() -> dict[str, Any]:
+        card = {"object": "model", "created": 0, "owned_by": "deepagent-sim"}
+        data = [{"id": m, **card} for m in POLICIES]
+        return {"object": "list", "data": data}
+
+    @app.post("/v1/chat/completions")
+    async def chat(request: Request) -> Response:
+        return await chat_completion(sim, request)
+
+    @app.get("/sim/stats")
+    async def stats() -> dict[str, Any]:
+        return {
+            "requests": dict(sim.schedule.counts),
+            "faults": dict(sim.schedule.injected),
+            "forced": [f.model_dump() for f in sim.schedule.forced],
+        }
+
+    @app.post("/sim/force")
+    async def force(request: Request) -> Response:
+        try:
+            fault = ForcedFault.model_validate(await request.json())
+        except ValidationError as exc:
+            return error(400, validation_message(exc), "invalid_request_error")
+        except ValueError:
+            return error(400, "the body is not JSON", "invalid_request_error")
+        sim.schedule.force(fault)
+        return JSONResponse({"forced": [f.model_dump() for f in sim.schedule.forced]})
+
+    @app.post("/sim/reset")
+    async def reset() -> dict[str, str]:
+        sim.schedule = FaultSchedule(sim.config)
+        return {"status": "reset"}
+
+    return app
+
+
+async def chat_completion(sim: SimState, request: Request) -> Response:
+    try:
+        req = wire.ChatRequest.model_validate(await request.json())
+    except ValidationError as exc:
+        return error(400, validation_message(exc), "invalid_request_error")
+    except ValueError:
+        return error(400, "the request body is not JSON", "invalid_request_error")
+    if req.model not in POLICIES:
+        served = ", ".join(POLICIES)
+        message = f"The model '{req.model}' does not exist on this simulator (served: {served})"
+        return error(404, message, "invalid_request_error", "model_not_found")
+    fault = sim.schedule.next(req.model)
+    if fault == "rate_limit":
+        retry = sim.config.retry_after_s
+        headers = {"Retry-After": f"{retry:g}", "retry-after-ms": f"{retry * 1000:.0f}"}
+        return error(429, "Rate limit reached (simulated)", "rate_limit_error", None, **headers)
+    if fault == "server_error":
+        return error(500, "Internal server error (simulated)", "server_error")
+    reply = await _reply(sim, req, fault)
+    if isinstance(reply, Response):
+        return reply
+    if req.stream:
+        return StreamingResponse(_stream(sim, request, reply), media_type="text/event-stream")
+    if fault == "stall":
+        await stall(sim, request)
+    latency = sim.config.latency_for(req.model)
+    await asyncio.sleep(latency.total_s(reply.tokens["completion_tokens"]))
+    body = wire.completion(reply.cid, reply.model, reply.content, reply.tokens)
+    if fault == "malformed":
+        return Response(wire.truncated(body), media_type="application/json")
+    return JSONResponse(body)
+
+
+async def _reply(sim: SimState, req: wire.ChatRequest, fault: FaultKind | None) -> Reply | Response:
+    messages = req.langchain_messages()
+    try:
+        content = await asyncio.to_thread(respond, req.model, messages, fault == "invalid")
+    except PromptError as exc:
+        return error(400, f"{req.model}: {exc}", "invalid_request_error")
+    except Exception as exc:  # a policy bug is the server's error, in the OpenAI shape
+        why = f"{req.model} policy failed: {type(exc).__name__}: {exc}"
+        return error(500, why, "server_error")
+    tokens = wire.usage(
+        count_tokens_approximately(messages), count_tokens_approximately([AIMessage(content)])
+    )
+    cid = f"chatcmpl-sim-{req.model}-{sim.schedule.counts[req.model]}"
+    return Reply(cid, req.model, content, tokens, fault, req.include_usage)
+
+
+def pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+async def _stream(sim: SimState, request: Request, reply: Reply) -> AsyncIterator[bytes]:
+    """SSE chunks paced by the latency model; a stall or a malformed chunk comes right after
+    the first (role) chunk, i.e. mid-stream."""
+    latency = sim.config.latency_for(reply.model)
+    await asyncio.sleep(latency.ttft_ms / 1000)
+    yield wire.sse(wire.chunk(reply.cid, reply.model, {"role": "assistant", "content": ""}))
+    if reply.fault == "stall":
+        await stall(sim, request)
+    if reply.fault == "malformed":
+        yield b'data: {"id": "' + reply.cid.encode() + b'", "choices": [{"delta": {"cont\n\n'
+        yield wire.DONE
+        return
+    parts = pieces(reply.content, sim.config.stream_chunk_chars)
+    delay = latency.per_token_s() * reply.tokens["completion_tokens"] / len(parts)
+    for part in parts:
+        if delay:
+            await asyncio.sleep(delay)
+        yield wire.sse(wire.chunk(reply.cid, reply.model, {"content": part}))
+    yield wire.sse(wire.chunk(reply.cid, reply.model, {}, finish="stop"))
+    if reply.include_usage:
+        yield wire.sse(wire.chunk(reply.cid, reply.model, {}, tokens=reply.tokens))
+    yield wire.DONE
