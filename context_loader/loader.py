@@ -113,7 +113,10 @@ class ContextLoader:
         hits = await self.retriever.asearch(request.question, k=len(self.library))
         timings["retrieve"] = _ms(t)
         t = time.perf_counter()
-        manifests = [self.registry.modules[n].manifest for n in self.registry.business_modules()]
+        names = self.registry.business_modules()
+        if request.modules is not None:  # the caller's scope: nothing else can be selected
+            names = [n for n in names if n in request.modules]
+        manifests = [self.registry.modules[n].manifest for n in names]
         evidence = Evidence(request.question, request.page, manifests, hits[:VOTE_DEPTH])
         identification = await self.classifier.identify(evidence)
         timings["identify"] = _ms(t)

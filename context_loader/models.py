@@ -29,6 +29,9 @@ class ContextRequest(Strict):
         default_factory=dict, description="parameters already identified (SubAgents)"
     )
     tools: list[str] | None = Field(default=None, description="restrict the tools (SubAgents)")
+    modules: list[str] | None = Field(
+        default=None, description="business modules that may be selected (API key scope)"
+    )
     subagent: bool = Field(default=False, description="run as a SubAgent")
     subagent_variant: Literal["lite", "full"] = Field(
         default="lite", description="lite: no TodoList, conclusions only; full: like a main run"

@@ -39,8 +39,14 @@ class Agent:
         self._stampers: dict[str, ev.EventStamper] = {}
 
     async def start(
-        self, request: ContextRequest, *, mode: str | None = None, run_id: str | None = None
+        self,
+        request: ContextRequest,
+        *,
+        mode: str | None = None,
+        run_id: str | None = None,
+        conversation: list[dict[str, str]] | None = None,
     ) -> AsyncIterator[ev._Event]:
+        """Run a question; ``conversation`` holds earlier turns (user/assistant)."""
         run_id = run_id or uuid.uuid4().hex[:12]
         mode = mode or self.deps.settings.mode
         state: RunState = {
@@ -50,14 +56,42 @@ class Agent:
             "started": time.time(),
             "status": "running",
         }
+        if conversation:
+            state["conversation"] = conversation
         stamper = self._stampers.setdefault(run_id, ev.EventStamper(run_id))
         yield stamper.stamp(ev.RunStarted(question=request.question, mode=mode))
         async for event in self._drive(run_id, state):
             yield event
 
-    async def resume(self, run_id: str, answer: str) -> AsyncIterator[ev._Event]:
+    async def resume(
+        self, run_id: str, answer: str, *, after_seq: int | None = None
+    ) -> AsyncIterator[ev._Event]:
+        """Answer a ``call_human``; events continue after ``after_seq`` when given."""
+        self._restamp(run_id, after_seq)
         async for event in self._drive(run_id, Command(resume=answer)):
             yield event
+
+    async def proceed(self, run_id: str, *, after_seq: int) -> AsyncIterator[ev._Event]:
+        """Go on from the last checkpoint (a run whose process died mid-way)."""
+        self._restamp(run_id, after_seq)
+        async for event in self._drive(run_id, None):
+            yield event
+
+    async def resume_fresh(
+        self, request: ContextRequest, mode: str, run_id: str, after_seq: int
+    ) -> AsyncIterator[ev._Event]:
+        """Start a run again that died before its first checkpoint (events go on)."""
+        self._restamp(run_id, after_seq)
+        async for event in self.start(request, mode=mode, run_id=run_id):
+            yield event
+
+    def _restamp(self, run_id: str, after_seq: int | None) -> None:
+        if after_seq is not None:
+            self._stampers[run_id] = ev.EventStamper(run_id, after_seq)
+
+    def forget(self, run_id: str) -> None:
+        """Drop per-run bookkeeping of a run that ended (its checkpoints stay)."""
+        self._stampers.pop(run_id, None)
 
     async def _drive(self, run_id: str, payload: Any) -> AsyncIterator[ev._Event]:
         stamper = self._stampers.setdefault(run_id, ev.EventStamper(run_id))

@@ -115,6 +115,18 @@ class Settings(BaseSettings):
     runs_dir: Path = Field(
         default=Path("var/runs"), description="RunRecord JSON files of CLI runs."
     )
+    service_db_path: Path = Field(
+        default=Path("var/service.sqlite"),
+        description="Service runs, events, idempotency keys, API keys and memory (SQLite).",
+    )
+    api_auth: bool = Field(default=True, description="Require an API key (Bearer) on /v1.")
+    api_max_body_bytes: int = Field(default=65536, ge=1024, description="Request body cap.")
+    run_lease_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="A run whose driving process is silent this long is "
+        "taken over by another API process.",
+    )
     checkpoint_path: Path = Field(
         default=Path("var/checkpoints.sqlite"), description="LangGraph checkpoints (SQLite)."
     )

@@ -70,6 +70,7 @@ def subagent_request(
         source="subagent",
         params=args,
         tools=task.tools or None,
+        modules=parent.modules,
         subagent=True,
         subagent_variant=variant,
     )

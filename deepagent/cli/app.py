@@ -9,6 +9,7 @@ import typer
 from deepagent.cli import eval_cmd, tools_cmd
 from deepagent.cli.ask_cmd import ask_command
 from deepagent.cli.context_cmd import context_command
+from deepagent.cli.serve_cmd import keys_app, serve_command
 from deepagent.cli.simllm_cmd import sim_llm_command
 from deepagent.cli.worker_cmd import worker_command
 
@@ -29,6 +30,8 @@ def build_app() -> typer.Typer:
     app.add_typer(eval_cmd.app, name="eval")
     app.command("sim-llm")(sim_llm_command)
     app.command("worker")(worker_command)
+    app.command("serve")(serve_command)
+    app.add_typer(keys_app, name="keys")
     for ep in sorted(entry_points(group=CLI_ENTRY_POINT_GROUP), key=lambda e: e.name):
         sub = ep.load()
         if isinstance(sub, typer.Typer):

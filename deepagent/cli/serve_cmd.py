@@ -1,0 +1,124 @@
+"""`deepagent serve` (the HTTP API) and `deepagent keys` (API keys)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated
+
+import typer
+
+from deepagent.cli.errors import bad_input
+from deepagent.settings import Settings, load_settings
+
+keys_app = typer.Typer(help="API keys: create (shown once), list, revoke.", no_args_is_help=True)
+
+
+def serve_command(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8080,
+    no_auth: Annotated[
+        bool, typer.Option("--no-auth", help="Accept requests without an API key (local use).")
+    ] = False,
+) -> None:
+    """Serve the HTTP API (runs, SSE events, OpenAI-compatible chat) until stopped."""
+    import uvicorn
+
+    from deepagent.distributed.connection import RedisUnavailable, connect
+    from deepagent.service.app import create_app
+
+    settings = _checked_settings()
+    if no_auth:
+        settings = settings.model_copy(update={"api_auth": False})
+    if settings.redis_url:
+        try:
+            connect(settings.redis_url).close()
+        except RedisUnavailable as exc:
+            bad_input(str(exc))
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+
+
+@keys_app.command("create")
+def keys_create(
+    name: Annotated[str, typer.Option("--name", help="A unique name for the key.")],
+    modules: Annotated[str, typer.Option("--modules", help="Business modules, or '*'.")],
+    rate: Annotated[int, typer.Option("--rate", min=1, help="Requests a minute.")] = 60,
+    concurrent: Annotated[int, typer.Option("--concurrent", min=1, help="Running runs.")] = 4,
+) -> None:
+    """Create a key and print it once (only its SHA-256 digest is stored)."""
+    settings = _checked_settings()
+    wanted = [m.strip() for m in modules.split(",") if m.strip()]
+    known = _business_modules(settings)
+    unknown = [m for m in wanted if m != "*" and m not in known]
+    if not wanted or unknown:
+        bad_input(
+            f"--modules: unknown {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}"
+        )
+    key = asyncio.run(_create(settings, name, wanted, rate, concurrent))
+    typer.echo(key)
+
+
+@keys_app.command("list")
+def keys_list() -> None:
+    """Names, modules and limits of the keys (never the keys themselves)."""
+    rows = asyncio.run(_list(_checked_settings()))
+    for row in rows:
+        state = "revoked" if row["revoked"] else "active"
+        typer.echo(json.dumps({**row, "state": state}, ensure_ascii=False))
+
+
+@keys_app.command("revoke")
+def keys_revoke(name: Annotated[str, typer.Argument(help="The key's name.")]) -> None:
+    """Revoke a key at once (requests with it get 401)."""
+    if not asyncio.run(_revoke(_checked_settings(), name)):
+        bad_input(f"no key named {name!r}")
+
+
+def _checked_settings() -> Settings:
+    settings = load_settings()
+    if not settings.data_path.exists():
+        bad_input(f"no sample database at {settings.data_path}; run `deepagent data generate`")
+    return settings
+
+
+def _business_modules(settings: Settings) -> list[str]:
+    from deepagent.tools import ToolRegistry
+
+    return ToolRegistry.load(settings).business_modules()
+
+
+async def _create(settings: Settings, name: str, modules: list[str], rate: int, conc: int) -> str:
+    from deepagent.service.keys import create_key
+    from deepagent.service.store import Store
+
+    store = await Store.open(settings.service_db_path)
+    try:
+        if any(k.name == name for k in await store.list_keys()):
+            bad_input(f"a key named {name!r} exists; revoke it or choose another name")
+        return await create_key(store, name, modules, rate_per_min=rate, max_concurrent=conc)
+    finally:
+        await store.close()
+
+
+async def _list(settings: Settings) -> list[dict[str, object]]:
+    from deepagent.service.store import Store
+
+    store = await Store.open(settings.service_db_path)
+    try:
+        return [
+            {"name": k.name, "modules": k.modules, "rate_per_min": k.rate_per_min,
+             "max_concurrent": k.max_concurrent, "revoked": k.revoked}
+            for k in await store.list_keys()
+        ]  # fmt: skip
+    finally:
+        await store.close()
+
+
+async def _revoke(settings: Settings, name: str) -> bool:
+    from deepagent.service.store import Store
+
+    store = await Store.open(settings.service_db_path)
+    try:
+        return await store.revoke_key(name)
+    finally:
+        await store.close()

@@ -1,0 +1,54 @@
+"""``create_app(settings)``: the FastAPI service (OpenAPI docs at /docs)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from deepagent.deps import RunDeps
+from deepagent.runs import Agent
+from deepagent.service import routes_runs
+from deepagent.service.limits import BodyLimit, RateLimiter
+from deepagent.service.manager import RunManager
+from deepagent.service.state import ServiceState
+from deepagent.service.store import Store
+from deepagent.settings import Settings
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
+        store = await Store.open(settings.service_db_path)
+        async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
+            deps = RunDeps.create(settings)
+            agent = Agent(deps, saver)
+            owner = f"api-{uuid.uuid4().hex[:8]}"
+            manager = RunManager(store, agent, owner, settings.run_lease_s)
+            modules = deps.loader.registry.business_modules()
+            app.state.service = ServiceState(settings, store, manager, RateLimiter(), modules)
+            await manager.open()
+            try:
+                yield
+            finally:
+                await manager.close()
+                await store.close()
+
+    app = FastAPI(
+        title="DeepAgent orchestration service",
+        version="0.1",
+        description="Planner/executor runs over business-module tools, streamed as events.",
+        lifespan=lifespan,
+    )
+    app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    app.include_router(routes_runs.router)
+
+    @app.get("/health", tags=["ops"])
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app

@@ -1,0 +1,89 @@
+"""Per-key request rate (token bucket, in this process) and a request body size cap."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    stamp: float = field(default_factory=time.monotonic)
+
+
+class RateLimiter:
+    """``rate_per_min`` requests a minute per key, bursting up to that many."""
+
+    def __init__(self) -> None:
+        self._buckets: dict[str, _Bucket] = {}
+
+    def take(self, key_id: str, rate_per_min: int) -> float:
+        """0 when allowed, else the seconds until the next request would be."""
+        now = time.monotonic()
+        bucket = self._buckets.setdefault(key_id, _Bucket(float(rate_per_min), now))
+        per_s = rate_per_min / 60
+        bucket.tokens = min(float(rate_per_min), bucket.tokens + (now - bucket.stamp) * per_s)
+        bucket.stamp = now
+        if bucket.tokens >= 1:
+            bucket.tokens -= 1
+            return 0.0
+        return (1 - bucket.tokens) / per_s if per_s > 0 else 60.0
+
+
+def retry_after(seconds: float) -> str:
+    return str(max(1, math.ceil(seconds)))
+
+
+class BodyLimit:
+    """413 for a request body over ``max_bytes``, declared or streamed (ASGI middleware)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", []))
+        declared = headers.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._reject(send)
+            return
+        seen = 0
+        too_big = False
+
+        async def counted() -> Message:
+            nonlocal seen, too_big
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    too_big = True
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except _TooLarge:
+            await self._reject(send)
+
+    async def _reject(self, send: Send) -> None:
+        body = json.dumps({"detail": f"request body over {self.max_bytes} bytes"}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass

@@ -1,0 +1,201 @@
+"""RunManager: runs in background tasks, every event stored before it is announced.
+
+A run is driven by exactly one process, the holder of its lease (renewed every third of
+``run_lease_s``). A run whose lease expired belongs to a process that died: any API
+process takes it over (on start-up and then periodically) and goes on from its last
+LangGraph checkpoint; the events stored so far stay, new ones continue the sequence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+
+from langchain_core.runnables import RunnableConfig
+
+from context_loader.models import ContextRequest
+from deepagent import events as ev
+from deepagent.runs import Agent
+from deepagent.service.store import NewRun, Store
+
+log = logging.getLogger(__name__)
+HISTORY_TURNS = 5
+ANSWER_CHARS = 1200
+
+
+class RunManager:
+    def __init__(self, store: Store, agent: Agent, owner: str, lease_s: float) -> None:
+        self.store = store
+        self.agent = agent
+        self.owner = owner
+        self.lease_s = lease_s
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self._signals: dict[str, asyncio.Event] = {}
+        self._keeper: asyncio.Task[None] | None = None
+        self._shutting_down = False
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    async def open(self) -> None:
+        await self.recover()
+        self._keeper = asyncio.create_task(self._keep_leases())
+
+    async def close(self) -> None:
+        """Stop driving runs (they stay 'running' with a lease that will expire, so the
+        next process takes them over)."""
+        self._shutting_down = True
+        if self._keeper is not None:
+            self._keeper.cancel()
+        for task in list(self.tasks.values()):
+            task.cancel()
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+
+    async def _keep_leases(self) -> None:
+        while True:
+            await asyncio.sleep(self.lease_s / 3)
+            try:
+                await self.store.renew(self.owner, time.time() + self.lease_s)
+                await self.recover()
+            except Exception:  # a bad tick must not end the keeper
+                log.exception("lease renewal failed")
+
+    # --- starting, answering, cancelling --------------------------------------------
+
+    async def start(
+        self, run: NewRun, request: ContextRequest, idem: tuple[str, str] | None
+    ) -> tuple[str, bool]:
+        """Create and launch a run (or return the one its idempotency key made)."""
+        turns = await self._conversation(run.conversation_id)
+        run_id, created = await self.store.create_run(
+            run, owner=self.owner, lease_until=time.time() + self.lease_s, idem=idem
+        )
+        if created:
+            events = self.agent.start(request, mode=run.mode, run_id=run_id, conversation=turns)
+            self._launch(run_id, events)
+        return run_id, created
+
+    async def resume(self, run_id: str, answer: str) -> None:
+        await self.store.set_status(run_id, "running")
+        await self.store.claim(run_id, self.owner, time.time() + self.lease_s)
+        after = await self.store.last_seq(run_id)
+        self._launch(run_id, self.agent.resume(run_id, answer, after_seq=after))
+
+    async def cancel(self, run_id: str) -> bool:
+        """Stop a run driven here, or close one waiting for an answer."""
+        task = self.tasks.get(run_id)
+        if task is not None:
+            task.cancel()
+            await asyncio.wait([task])
+            return True
+        row = await self.store.get_run(run_id)
+        if row is not None and row.status == "needs_input":
+            await self._close_cancelled(run_id)
+            return True
+        return False
+
+    def active(self, run_id: str) -> bool:
+        return run_id in self.tasks
+
+    async def finished(self, run_id: str) -> None:
+        task = self.tasks.get(run_id)
+        if task is not None:
+            await asyncio.wait([task])
+
+    # --- events ---------------------------------------------------------------------
+
+    async def wait(self, run_id: str, at_most_s: float) -> None:
+        """Until the run has new events (or ``at_most_s``: other processes' runs poll)."""
+        signal = self._signals.setdefault(run_id, asyncio.Event())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(signal.wait(), at_most_s)
+
+    def _signal(self, run_id: str) -> None:
+        signal = self._signals.pop(run_id, None)
+        if signal is not None:
+            signal.set()
+
+    # --- driving --------------------------------------------------------------------
+
+    def _launch(self, run_id: str, events: AsyncIterator[ev._Event]) -> None:
+        self.tasks[run_id] = asyncio.create_task(self._drive(run_id, events), name=run_id)
+
+    async def _drive(self, run_id: str, events: AsyncIterator[ev._Event]) -> None:
+        try:
+            async for event in events:
+                await self.store.append_event(
+                    run_id, event.seq, event.type, event.model_dump_json()
+                )
+                self._signal(run_id)
+            record = await self.agent.record(run_id)
+            await self.store.set_status(run_id, record.status, record.model_dump(mode="json"))
+        except asyncio.CancelledError:
+            if not self._shutting_down:
+                await self._close_cancelled(run_id)
+            raise
+        except Exception as exc:  # the run fails with its reason; the service lives on
+            log.exception("run %s failed", run_id)
+            await self._close_failed(run_id, f"{type(exc).__name__}: {exc}")
+        finally:
+            self.tasks.pop(run_id, None)
+            self.agent.forget(run_id)
+            self._signal(run_id)
+
+    async def _close_cancelled(self, run_id: str) -> None:
+        record = await self.agent.record(run_id)
+        record = record.model_copy(
+            update={"status": "cancelled", "stop_reason": "cancelled by the caller"}
+        )
+        await self._append(
+            run_id, ev.RunFinished(status="cancelled", stop_reason=record.stop_reason)
+        )
+        await self.store.set_status(run_id, "cancelled", record.model_dump(mode="json"))
+
+    async def _close_failed(self, run_id: str, error: str) -> None:
+        await self._append(run_id, ev.RunFailed(error=error))
+        record = await self.agent.record(run_id)
+        record = record.model_copy(update={"status": "failed", "error": error})
+        await self.store.set_status(run_id, "failed", record.model_dump(mode="json"))
+
+    async def _append(self, run_id: str, event: ev._Event) -> None:
+        seq = await self.store.last_seq(run_id) + 1
+        stamped = event.model_copy(update={"run_id": run_id, "seq": seq, "ts": time.time()})
+        await self.store.append_event(run_id, seq, stamped.type, stamped.model_dump_json())
+        self._signal(run_id)
+
+    # --- recovery -------------------------------------------------------------------
+
+    async def recover(self) -> list[str]:
+        """Take over runs whose process died and go on from their last checkpoint."""
+        taken = []
+        for run_id in await self.store.orphans():
+            if run_id in self.tasks:
+                continue
+            if not await self.store.claim(run_id, self.owner, time.time() + self.lease_s):
+                continue
+            row = await self.store.get_run(run_id)
+            assert row is not None
+            after = await self.store.last_seq(run_id)
+            config: RunnableConfig = {"configurable": {"thread_id": run_id}}
+            snapshot = await self.agent.graph.aget_state(config)
+            if snapshot.values:
+                events = self.agent.proceed(run_id, after_seq=after)
+            else:  # died before the first checkpoint: start it again
+                request = ContextRequest.model_validate(row.request)
+                events = self.agent.resume_fresh(request, row.mode, run_id, after)
+            log.warning("run %s: taken over after its process stopped (event %d)", run_id, after)
+            self._launch(run_id, events)
+            taken.append(run_id)
+        return taken
+
+    async def _conversation(self, conversation_id: str | None) -> list[dict[str, str]]:
+        if not conversation_id:
+            return []
+        turns: list[dict[str, str]] = []
+        for row in await self.store.conversation(conversation_id, HISTORY_TURNS):
+            answer = (row.record or {}).get("analysis", "")
+            turns.append({"role": "user", "content": row.question})
+            turns.append({"role": "assistant", "content": str(answer)[:ANSWER_CHARS]})
+        return turns

@@ -1,0 +1,175 @@
+"""``/v1/runs``: start, watch (SSE with Last-Event-ID), read, answer and cancel runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from context_loader.models import ContextRequest
+from deepagent.service.auth import admit, caller, service
+from deepagent.service.keys import allows, scope
+from deepagent.service.models import ResumeBody, RunAccepted, RunCreate, RunView, view
+from deepagent.service.state import ServiceState
+from deepagent.service.store import IdempotencyConflict, KeyRow, NewRun, RunRow
+
+router = APIRouter(prefix="/v1")
+Caller = Annotated[KeyRow, Depends(caller)]
+State = Annotated[ServiceState, Depends(service)]
+POLL_S = 1.0
+
+
+def context_request(state: ServiceState, key: KeyRow, body: RunCreate) -> ContextRequest:
+    """The loader's request, within the key's module scope (403 beyond it)."""
+    wanted = body.options.modules
+    if wanted is not None:
+        unknown = sorted(set(wanted) - set(state.business_modules))
+        if unknown:
+            raise HTTPException(422, f"unknown business modules: {', '.join(unknown)}")
+        denied = allows(key, wanted)
+        if denied:
+            raise HTTPException(403, f"key {key.name!r} may not use: {', '.join(denied)}")
+    modules = wanted if wanted is not None else scope(key)
+    return ContextRequest(
+        question=body.question,
+        user_id=body.user_id,
+        merchant_id=body.merchant_id,
+        page=body.page,
+        source="api",
+        now=body.options.now,
+        modules=modules,
+    )
+
+
+async def start_run(
+    state: ServiceState, key: KeyRow, body: RunCreate, idempotency_key: str | None
+) -> tuple[str, bool]:
+    """Start a run (admission: rate and running-run limits); a replayed idempotent
+    request returns its earlier run without counting as a new one."""
+    request = context_request(state, key, body)
+    idem = None
+    if idempotency_key:
+        canonical = json.dumps(body.model_dump(mode="json"), sort_keys=True)
+        idem = (idempotency_key, hashlib.sha256(canonical.encode()).hexdigest())
+    run = NewRun(
+        id=uuid.uuid4().hex[:16],
+        key_id=key.id,
+        user_id=body.user_id,
+        conversation_id=body.conversation_id,
+        question=body.question,
+        mode=body.mode,
+        request=request.model_dump(mode="json"),
+    )
+    try:
+        if idem is None or await state.store.idempotent_run(key.id, *idem) is None:
+            await admit(state, key)
+        return await state.manager.start(run, request, idem)
+    except IdempotencyConflict as exc:
+        raise HTTPException(
+            409, f"Idempotency-Key {exc} was used with a different request body"
+        ) from None
+
+
+async def owned(state: ServiceState, key: KeyRow, run_id: str) -> RunRow:
+    row = await state.store.get_run(run_id)
+    if row is None or (row.key_id != key.id and key.id != "local"):
+        raise HTTPException(404, f"no run {run_id!r}")
+    return row
+
+
+@router.post("/runs", status_code=202, response_model=RunAccepted | RunView)
+async def create_run(
+    body: RunCreate,
+    key: Caller,
+    state: State,
+    wait: Annotated[bool, Query(description="answer when the run has finished")] = False,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+) -> RunAccepted | RunView:
+    run_id, created = await start_run(state, key, body, idempotency_key)
+    if wait:
+        await state.manager.finished(run_id)
+        row = await owned(state, key, run_id)
+        return view(row.id, row.status, row.question, row.record)
+    row = await owned(state, key, run_id)
+    return RunAccepted(
+        run_id=run_id,
+        status=row.status,
+        created=created,
+        events_url=f"/v1/runs/{run_id}/events",
+        record_url=f"/v1/runs/{run_id}",
+    )
+
+
+@router.get("/runs/{run_id}", response_model=RunView)
+async def get_run(run_id: str, key: Caller, state: State) -> RunView:
+    row = await owned(state, key, run_id)
+    return view(row.id, row.status, row.question, row.record)
+
+
+@router.get("/runs/{run_id}/events")
+async def run_events(
+    run_id: str,
+    request: Request,
+    key: Caller,
+    state: State,
+    last_event_id: Annotated[str | None, Header()] = None,
+    after: Annotated[int | None, Query(ge=0, description="like Last-Event-ID")] = None,
+) -> EventSourceResponse:
+    await owned(state, key, run_id)
+    seq = after or 0
+    if last_event_id:
+        if not last_event_id.isdigit():
+            raise HTTPException(422, "Last-Event-ID must be an event sequence number")
+        seq = int(last_event_id)
+    return EventSourceResponse(stream(state, request, run_id, seq), ping=15)
+
+
+async def stream(
+    state: ServiceState, request: Request, run_id: str, seq: int
+) -> AsyncIterator[ServerSentEvent]:
+    """Stored events after ``seq``, then live ones, until the run stops."""
+    last_pass = False
+    while True:
+        batch = await state.store.events_after(run_id, seq)
+        for seq, type_, body in batch:
+            yield ServerSentEvent(data=body, id=str(seq), event=type_)
+        if batch:
+            continue
+        if last_pass or await request.is_disconnected():
+            return
+        row = await state.store.get_run(run_id)
+        if row is None or (row.status != "running" and not state.manager.active(run_id)):
+            last_pass = True  # every event is stored before the status changes
+            continue
+        await state.manager.wait(run_id, POLL_S)
+
+
+@router.post("/runs/{run_id}/resume", status_code=202, response_model=RunAccepted)
+async def resume_run(run_id: str, body: ResumeBody, key: Caller, state: State) -> RunAccepted:
+    row = await owned(state, key, run_id)
+    if row.status != "needs_input" or state.manager.active(run_id):
+        raise HTTPException(409, f"run {run_id} is {row.status}, not waiting for an answer")
+    await state.manager.resume(run_id, body.answer)
+    return RunAccepted(
+        run_id=run_id,
+        status="running",
+        created=False,
+        events_url=f"/v1/runs/{run_id}/events",
+        record_url=f"/v1/runs/{run_id}",
+    )
+
+
+@router.post("/runs/{run_id}/cancel", status_code=202, response_model=RunView)
+async def cancel_run(run_id: str, key: Caller, state: State) -> RunView:
+    row = await owned(state, key, run_id)
+    if row.status in ("completed", "failed", "cancelled"):
+        raise HTTPException(409, f"run {run_id} already {row.status}")
+    if not await state.manager.cancel(run_id):
+        raise HTTPException(409, f"run {run_id} is driven by another process; retry there")
+    row = await owned(state, key, run_id)
+    return view(row.id, row.status, row.question, row.record)

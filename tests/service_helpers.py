@@ -1,0 +1,103 @@
+"""The API in a real uvicorn subprocess, keys made with the CLI, and an SSE reader."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from deepagent.distributed.cluster import ROOT, free_port
+
+CLI = [sys.executable, "-c", "from deepagent.cli.app import main; main()"]
+
+
+def service_env(base: Mapping[str, str], workdir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in base.items() if not k.startswith(("DEEPAGENT_", "REDIS_URL"))}
+    env |= {
+        "PYTHONPATH": str(ROOT),
+        "DEEPAGENT_SERVICE_DB_PATH": str(workdir / "service.sqlite"),
+        "DEEPAGENT_CHECKPOINT_PATH": str(workdir / "checkpoints.sqlite"),
+        "DEEPAGENT_RUNS_DIR": str(workdir / "runs"),
+    }
+    return env | extra
+
+
+def create_key(env: dict[str, str], name: str, modules: str, rate: int, concurrent: int) -> str:
+    args = ["keys", "create", "--name", name, "--modules", modules]
+    args += ["--rate", str(rate), "--concurrent", str(concurrent)]
+    out = subprocess.run(CLI + args, env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+@dataclass
+class ApiServer:
+    proc: subprocess.Popen[bytes]
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @classmethod
+    def start(cls, env: dict[str, str], port: int | None = None) -> ApiServer:
+        port = port or free_port()
+        proc = subprocess.Popen(
+            [*CLI, "serve", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        server = cls(proc, port)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode() if proc.stderr else ""
+                raise RuntimeError(f"API exited {proc.returncode}: {err[-3000:]}")
+            try:
+                if httpx.get(f"{server.url}/health", timeout=1).status_code == 200:
+                    return server
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        server.kill()
+        raise TimeoutError("API did not come up")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown handler runs (a crash)."""
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+async def sse(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """Parse an SSE body into {"id", "event", "data"} dicts (comments skipped)."""
+    item: dict[str, Any] = {}
+    async for line in response.aiter_lines():
+        if not line:
+            if "data" in item:
+                item["data"] = json.loads(item["data"])
+                yield item
+            item = {}
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            item[field] = value[1:] if value.startswith(" ") else value
