@@ -301,6 +301,7 @@ class Nodes:
                 for c in cases
             ],
             conversation=[Turn.model_validate(t) for t in state.get("conversation", [])],
+            memory=state.get("memory", ""),
         )
 
     def _analysis_input(self, state: RunState) -> AnalysisInput:

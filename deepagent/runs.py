@@ -45,8 +45,10 @@ class Agent:
         mode: str | None = None,
         run_id: str | None = None,
         conversation: list[dict[str, str]] | None = None,
+        memory: str = "",
     ) -> AsyncIterator[ev._Event]:
-        """Run a question; ``conversation`` holds earlier turns (user/assistant)."""
+        """Run a question; ``conversation`` holds earlier turns (user/assistant) and
+        ``memory`` what is known of the user (both go to the planner as context)."""
         run_id = run_id or uuid.uuid4().hex[:12]
         mode = mode or self.deps.settings.mode
         state: RunState = {
@@ -58,6 +60,8 @@ class Agent:
         }
         if conversation:
             state["conversation"] = conversation
+        if memory:
+            state["memory"] = memory
         stamper = self._stampers.setdefault(run_id, ev.EventStamper(run_id))
         yield stamper.stamp(ev.RunStarted(question=request.question, mode=mode))
         async for event in self._drive(run_id, state):

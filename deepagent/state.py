@@ -24,6 +24,7 @@ class RunState(TypedDict, total=False):
     todo_list: list[dict[str, Any]]
     decision: dict[str, Any] | None  # the last PlannerDecision as JSON
     conversation: list[dict[str, str]]
+    memory: str  # the user's memory (service runs): profile + recent notes, markdown
     stop_reason: str | None
     status: str
     analysis: str

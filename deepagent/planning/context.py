@@ -63,5 +63,6 @@ class PlannerContext(Strict):
     todo_list: list[TodoItem] = Field(default_factory=list)
     cases: list[CaseView] = Field(default_factory=list)
     conversation: list[Turn] = Field(default_factory=list)
+    memory: str = Field(default="", description="the user's profile and recent notes (markdown)")
     subagent: bool = False
     lite: bool = Field(default=False, description="lite SubAgent: no TodoList")

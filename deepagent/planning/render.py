@@ -52,6 +52,7 @@ def planner_messages(ctx: PlannerContext) -> list[BaseMessage]:
             [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in ctx.cases]
         ),
         conversation=_json([t.model_dump() for t in ctx.conversation]),
+        memory=ctx.memory or "(none)",
         mode=ctx.mode,
     )
     return [SystemMessage(system), HumanMessage(user)]

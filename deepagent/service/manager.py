@@ -18,7 +18,9 @@ from langchain_core.runnables import RunnableConfig
 
 from context_loader.models import ContextRequest
 from deepagent import events as ev
+from deepagent.record import RunRecord
 from deepagent.runs import Agent
+from deepagent.service.memory import MemoryKeeper
 from deepagent.service.store import NewRun, Store
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,7 @@ class RunManager:
         self._signals: dict[str, asyncio.Event] = {}
         self._keeper: asyncio.Task[None] | None = None
         self._shutting_down = False
+        self.memory = MemoryKeeper(store)
 
     # --- lifecycle ------------------------------------------------------------------
 
@@ -52,6 +55,7 @@ class RunManager:
         for task in list(self.tasks.values()):
             task.cancel()
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+        await self.memory.drain()
 
     async def _keep_leases(self) -> None:
         while True:
@@ -65,15 +69,27 @@ class RunManager:
     # --- starting, answering, cancelling --------------------------------------------
 
     async def start(
-        self, run: NewRun, request: ContextRequest, idem: tuple[str, str] | None
+        self,
+        run: NewRun,
+        request: ContextRequest,
+        idem: tuple[str, str] | None,
+        turns: list[dict[str, str]] | None = None,
     ) -> tuple[str, bool]:
-        """Create and launch a run (or return the one its idempotency key made)."""
-        turns = await self._conversation(run.conversation_id)
+        """Create and launch a run (or return the one its idempotency key made).
+        ``turns``: earlier user/assistant turns given by the caller, used instead of
+        those of ``run.conversation_id`` (same bounds: the last turns, answers cut)."""
+        if turns is None:
+            turns = await self._conversation(run.conversation_id)
+        else:
+            turns = clip(turns)
+        memory = await self.memory.context(run.user_id)
         run_id, created = await self.store.create_run(
             run, owner=self.owner, lease_until=time.time() + self.lease_s, idem=idem
         )
         if created:
-            events = self.agent.start(request, mode=run.mode, run_id=run_id, conversation=turns)
+            events = self.agent.start(
+                request, mode=run.mode, run_id=run_id, conversation=turns, memory=memory
+            )
             self._launch(run_id, events)
         return run_id, created
 
@@ -131,6 +147,7 @@ class RunManager:
                 self._signal(run_id)
             record = await self.agent.record(run_id)
             await self.store.set_status(run_id, record.status, record.model_dump(mode="json"))
+            self._remember(run_id, record)
         except asyncio.CancelledError:
             if not self._shutting_down:
                 await self._close_cancelled(run_id)
@@ -142,6 +159,12 @@ class RunManager:
             self.tasks.pop(run_id, None)
             self.agent.forget(run_id)
             self._signal(run_id)
+
+    def _remember(self, run_id: str, record: RunRecord) -> None:
+        if record.status == "completed":
+            user = str(record.params.get("user_id") or "")
+            if user:
+                self.memory.learn_later(user, record)
 
     async def _close_cancelled(self, run_id: str) -> None:
         record = await self.agent.record(run_id)
@@ -199,3 +222,11 @@ class RunManager:
             turns.append({"role": "user", "content": row.question})
             turns.append({"role": "assistant", "content": str(answer)[:ANSWER_CHARS]})
         return turns
+
+
+def clip(turns: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The last ``HISTORY_TURNS`` exchanges, each turn cut to ``ANSWER_CHARS``."""
+    return [
+        {"role": t["role"], "content": t["content"][:ANSWER_CHARS]}
+        for t in turns[-2 * HISTORY_TURNS :]
+    ]

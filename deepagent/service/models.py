@@ -49,6 +49,11 @@ class RunView(Strict):
     )
 
 
+class MemoryView(Strict):
+    user_id: str
+    memory: str = Field(description="as given to the planner: profile and recent notes")
+
+
 class ResumeBody(Strict):
     answer: str = Field(min_length=1, max_length=2000)
 

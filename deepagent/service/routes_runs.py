@@ -14,7 +14,14 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from context_loader.models import ContextRequest
 from deepagent.service.auth import admit, caller, service
 from deepagent.service.keys import allows, scope
-from deepagent.service.models import ResumeBody, RunAccepted, RunCreate, RunView, view
+from deepagent.service.models import (
+    MemoryView,
+    ResumeBody,
+    RunAccepted,
+    RunCreate,
+    RunView,
+    view,
+)
 from deepagent.service.state import ServiceState
 from deepagent.service.store import IdempotencyConflict, KeyRow, NewRun, RunRow
 
@@ -47,10 +54,15 @@ def context_request(state: ServiceState, key: KeyRow, body: RunCreate) -> Contex
 
 
 async def start_run(
-    state: ServiceState, key: KeyRow, body: RunCreate, idempotency_key: str | None
+    state: ServiceState,
+    key: KeyRow,
+    body: RunCreate,
+    idempotency_key: str | None,
+    turns: list[dict[str, str]] | None = None,
 ) -> tuple[str, bool]:
     """Start a run (admission: rate and running-run limits); a replayed idempotent
-    request returns its earlier run without counting as a new one."""
+    request returns its earlier run without counting as a new one. ``turns``: earlier
+    conversation turns given by the caller (else those of ``body.conversation_id``)."""
     request = context_request(state, key, body)
     idem = None
     if idempotency_key:
@@ -68,7 +80,7 @@ async def start_run(
     try:
         if idem is None or await state.store.idempotent_run(key.id, *idem) is None:
             await admit(state, key)
-        return await state.manager.start(run, request, idem)
+        return await state.manager.start(run, request, idem, turns)
     except IdempotencyConflict as exc:
         raise HTTPException(
             409, f"Idempotency-Key {exc} was used with a different request body"
@@ -173,3 +185,10 @@ async def cancel_run(run_id: str, key: Caller, state: State) -> RunView:
         raise HTTPException(409, f"run {run_id} is driven by another process; retry there")
     row = await owned(state, key, run_id)
     return view(row.id, row.status, row.question, row.record)
+
+
+@router.get("/users/{user_id}/memory", response_model=MemoryView)
+async def user_memory(user_id: str, key: Caller, state: State) -> MemoryView:
+    """What the planner is told about this user (profile and recent notes)."""
+    del key  # any valid key; memory holds no business data, only what users asked
+    return MemoryView(user_id=user_id, memory=await state.manager.memory.context(user_id))
