@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import yaml
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
 from deepagent.cli.errors import bad_input
-from deepagent.settings import load_settings
+from deepagent.settings import Settings, load_settings
+from deepagent.tools.executor import validation_message
+
+if TYPE_CHECKING:
+    from eval.harness.runner import EvalPlan
+    from eval.harness.scoring import RunScore
+    from eval.harness.summary import Summary
 
 app = typer.Typer(help="Evaluate the service on labelled sets.", no_args_is_help=True)
 
@@ -61,3 +69,100 @@ def eval_context(
     console.print(table)
     for f in report.failures[:15]:
         console.print(f"[yellow]{f.id}[/] expected {f.expected} got {f.selected}")
+
+
+@app.command("run")
+def eval_run(
+    set_path: Annotated[Path, typer.Option("--set", help="Eval set (JSONL of EvalCase).")],
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="JSON or YAML file of Settings overrides (mode, ...)."),
+    ] = None,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Runs per case.")] = 1,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Runs at once.")] = 2,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="First n cases.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Eval directory (default var/evals/<name>).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print summary.json.")] = False,
+) -> None:
+    """Run every case (resumable: stored runs are skipped), score process, judge,
+    performance and pass^k, write results.jsonl and summary.json, print the headline."""
+    from eval.harness.cases import SetError, load_set
+    from eval.harness.runner import EvalPlan, MetaMismatchError
+
+    if not set_path.exists():
+        bad_input(f"no eval set at {set_path}")
+    try:
+        cases = load_set(set_path)[:limit]
+    except SetError as exc:
+        bad_input(str(exc))
+    overrides = _overrides(config)
+    try:
+        settings = load_settings(**overrides)
+    except ValidationError as exc:
+        where = f"{config}: " if config else "settings: "
+        bad_input(where + validation_message(exc))
+    if not settings.data_path.exists():
+        bad_input(f"no sample database at {settings.data_path}; run `deepagent data generate`")
+    name = set_path.stem + (f"-{config.stem}" if config else "")
+    plan = EvalPlan(
+        name=name,
+        cases=cases,
+        out_dir=out or Path("var/evals") / name,
+        repeat=repeat,
+        workers=workers,
+        meta={"set": str(set_path), "config": overrides, "repeat": repeat},
+    )
+    try:
+        summary, scores = asyncio.run(_run_plan(plan, settings, quiet=as_json))
+    except MetaMismatchError as exc:
+        bad_input(str(exc))
+    if as_json:
+        typer.echo(summary.model_dump_json(indent=2))
+        return
+    _print_summary(summary, scores, plan.out_dir)
+
+
+def _overrides(config: Path | None) -> dict[str, Any]:
+    if config is None:
+        return {}
+    if not config.exists():
+        bad_input(f"no config file at {config}")
+    try:
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))  # YAML reads JSON too
+    except yaml.YAMLError as exc:
+        bad_input(f"{config}: not JSON or YAML ({exc})")
+    if not isinstance(data, dict):
+        bad_input(f"{config}: expected a mapping of settings, got {type(data).__name__}")
+    return data
+
+
+async def _run_plan(
+    plan: EvalPlan, settings: Settings, quiet: bool
+) -> tuple[Summary, list[RunScore]]:
+    from deepagent.deps import RunDeps
+    from eval.harness.judge import make_judge
+    from eval.harness.runner import run_eval
+
+    deps = RunDeps.create(settings)
+    with Progress(transient=True, disable=quiet) as bar:
+        task = bar.add_task(f"eval {plan.name}", total=len(plan.cases) * plan.repeat)
+
+        def progress(done: int, total: int, skipped: int) -> None:
+            label = f"eval {plan.name}" + (f" ({skipped} resumed)" if skipped else "")
+            bar.update(task, completed=done, total=total, description=label)
+
+        return await run_eval(plan, settings, make_judge(settings), deps=deps, progress=progress)
+
+
+def _print_summary(summary: Summary, scores: list[RunScore], out_dir: Path) -> None:
+    from eval.harness.headline import by_group, failing_lines, headline
+
+    console = Console()
+    console.print(headline(summary))
+    console.print(by_group("by question type", summary.by_question_type))
+    console.print(by_group("by language / source", {**summary.by_language, **summary.by_source}))
+    for line in failing_lines(scores):
+        console.print(f"[yellow]{line}[/]", markup=True, highlight=False)
+    console.print(f"[dim]records, results.jsonl and summary.json in {out_dir}[/]")
