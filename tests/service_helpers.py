@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -101,3 +103,20 @@ async def sse(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
         else:
             field, _, value = line.partition(":")
             item[field] = value[1:] if value.startswith(" ") else value
+
+
+async def checkpoint_values(env: Mapping[str, str], run_id: str) -> dict[str, Any]:
+    """A run's latest LangGraph state, read from the API's checkpoint database."""
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    async with AsyncSqliteSaver.from_conn_string(env["DEEPAGENT_CHECKPOINT_PATH"]) as saver:
+        saved = await saver.aget_tuple({"configurable": {"thread_id": run_id}})
+    assert saved is not None, f"no checkpoint for run {run_id}"
+    return dict(saved.checkpoint["channel_values"])
+
+
+def count_runs(env: Mapping[str, str]) -> int:
+    """Runs in the API's service database (read-only)."""
+    uri = f"file:{env['DEEPAGENT_SERVICE_DB_PATH']}?mode=ro"
+    with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])

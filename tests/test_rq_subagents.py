@@ -204,7 +204,9 @@ async def test_a_worker_killed_mid_job_is_retried_and_the_run_completes(
     assert record.status == "completed", record.error
     assert all(s.status == "completed" for s in record.subagents)
     retried = [s for s in record.subagents if s.attempts == 2]
-    assert len(retried) == 1 and retried[0].worker != job.worker_name
+    assert len(retried) == 1
+    if not horse_only:  # a surviving worker may well take its own job again
+        assert retried[0].worker != job.worker_name
     queue = Queue(pool2.queue, connection=connect(pool2.url))
     assert queue.started_job_registry.get_job_ids(cleanup=False) == []
 

@@ -11,7 +11,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from deepagent.deps import RunDeps
 from deepagent.runs import Agent
-from deepagent.service import routes_runs
+from deepagent.service import openai_compat, routes_runs
 from deepagent.service.limits import BodyLimit, RateLimiter
 from deepagent.service.manager import RunManager
 from deepagent.service.state import ServiceState
@@ -46,6 +46,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     app.include_router(routes_runs.router)
+    app.include_router(openai_compat.router)
 
     @app.get("/health", tags=["ops"])
     async def health() -> dict[str, str]:

@@ -7,6 +7,7 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
+from functools import cached_property
 from typing import Any, get_type_hints
 
 from pydantic import BaseModel
@@ -43,13 +44,22 @@ class ToolSpec:
 
     def json_schema(self) -> dict[str, JSON]:
         """The input JSON schema shown to a model (titles dropped to save tokens)."""
-        schema: dict[str, JSON] = _strip_titles(self.input_model.model_json_schema())
+        schema: dict[str, JSON] = _strip_titles(self._model_schema)
         return schema
+
+    @cached_property
+    def _model_schema(self) -> dict[str, Any]:
+        # building a pydantic schema costs milliseconds; prompts render it every round
+        return self.input_model.model_json_schema()
 
     def signature(self) -> str:
         """Compact one-line form for prompts: ``name(arg: type = default, ...)``."""
+        return self._signature
+
+    @cached_property
+    def _signature(self) -> str:
         props = self.json_schema().get("properties", {})
-        required = set(self.input_model.model_json_schema().get("required", []))
+        required = set(self._model_schema.get("required", []))
         parts = []
         for arg, schema in props.items():
             typ = _type_name(schema)

@@ -1,0 +1,388 @@
+"""OpenAI-compatible chat: ``POST /v1/chat/completions`` and ``GET /v1/models``.
+
+The last user message is the question, the user/assistant messages before it are the
+run's conversation (system/developer/tool messages are ignored), and the model name
+picks the planning mode (:data:`MODELS`). Each request is an ordinary run under the
+caller's key (same auth, limits and module scope as ``/v1/runs``), visible at
+``/v1/runs/{id}``; it goes on when the client disconnects.
+
+- Streaming: ``data:`` chat.completion.chunk lines (first ``role: assistant``, then each
+  ``analysis_delta`` as ``delta.content``, then one with ``finish_reason``), progress as
+  SSE comment lines (``: progress ...``, which OpenAI clients skip), then
+  ``data: [DONE]``. A failed or cancelled run ends with ``data: {"error": {...}}``
+  (OpenAI's in-stream error; the openai client raises ``APIError``). No ``id:`` lines:
+  after one, the openai client would read a comment block as an empty event.
+- Not streaming: a chat.completion with the whole report once the run has ended; a
+  failed run is a 500 and a cancelled one a 409, both with ``x-should-retry: false``
+  (a retry would start another run).
+- ``finish_reason``: ``stop``; ``length`` when a guard (``max_rounds`` etc.) stopped the
+  planning and the report covers what was collected. A run that needs input answers
+  with the clarifying question as content (``finish_reason: stop``); the extension says
+  so and where to answer.
+- Extension ``deepagent`` on the completion and the final chunk: run_id, status,
+  stop_reason, record_url, resume_url (needs_input only). The run id is also in the
+  ``x-deepagent-run-id`` header and the completion id ``chatcmpl-<run_id>``.
+- ``usage``: approximate tokens of the request messages and of the answer
+  (``count_tokens_approximately``); the run's own model tokens are in its RunRecord.
+- Request fields used: model, messages, stream, stream_options.include_usage, n (only
+  1), user (the run's user_id). Accepted and ignored: every other field (temperature,
+  top_p, max_tokens, max_completion_tokens, stop, seed, penalties, logit_bias,
+  logprobs, response_format, tools, tool_choice, metadata, store, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Mapping
+from contextlib import aclosing
+from typing import Annotated, Any, Literal, cast
+
+from fastapi import APIRouter, Depends, HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from langchain_core.messages import AIMessage
+from langchain_core.messages import ChatMessage as LcMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from deepagent.record import RunRecord
+from deepagent.service.auth import caller, service
+from deepagent.service.models import ID, Mode, RunCreate
+from deepagent.service.routes_runs import POLL_S, owned, start_run, stream
+from deepagent.service.state import ServiceState
+from deepagent.service.store import KeyRow, RunRow
+from deepagent.tools.executor import validation_message
+
+MODELS: dict[str, Mode] = {
+    "deepagent": "tree",
+    "deepagent-tree": "tree",
+    "deepagent-parallel": "parallel",
+    "deepagent-react": "react",
+}
+RUN_HEADER = "x-deepagent-run-id"
+NO_RETRY = {"x-should-retry": "false"}
+ERROR_KINDS: dict[int, tuple[str, str | None]] = {
+    400: ("invalid_request_error", None),
+    401: ("authentication_error", "invalid_api_key"),
+    403: ("permission_error", None),
+    404: ("invalid_request_error", "not_found"),
+    409: ("invalid_request_error", "conflict"),
+    429: ("rate_limit_error", "rate_limit_exceeded"),
+}
+
+
+# --- errors in OpenAI's format ----------------------------------------------------------
+
+
+def error_body(status: int, detail: Any) -> dict[str, Any]:
+    """``{"error": {"message", "type", "code", "param"}}``; ``detail`` is a message or a
+    dict overriding those fields."""
+    kind, code = ERROR_KINDS.get(status, ("server_error", None))
+    error: dict[str, Any] = {"message": str(detail), "type": kind, "code": code, "param": None}
+    if isinstance(detail, dict):
+        error |= detail
+    return {"error": error}
+
+
+def error_response(status: int, detail: Any, headers: Mapping[str, str] | None = None) -> Response:
+    return JSONResponse(error_body(status, detail), status_code=status, headers=headers)
+
+
+class OpenAIRoute(APIRoute):
+    """Errors of these routes (auth, limits, validation) in OpenAI's error format;
+    invalid bodies are 400 as in OpenAI's API."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except RequestValidationError as exc:
+                return error_response(400, _validation_text(exc.errors()))
+            except HTTPException as exc:
+                return error_response(exc.status_code, exc.detail, exc.headers)
+
+        return guarded
+
+
+def _validation_text(errors: Any) -> str:
+    return "; ".join(
+        ".".join(str(p) for p in e.get("loc", ()) if p != "body") + ": " + str(e.get("msg"))
+        for e in errors
+    )
+
+
+router = APIRouter(prefix="/v1", tags=["openai"], route_class=OpenAIRoute)
+Caller = Annotated[KeyRow, Depends(caller)]
+State = Annotated[ServiceState, Depends(service)]
+
+
+# --- request ------------------------------------------------------------------------------
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ContentPart(_Lenient):
+    type: str
+    text: str | None = None
+
+
+class Message(_Lenient):
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[ContentPart] | None = None
+
+
+class StreamOptions(_Lenient):
+    include_usage: bool | None = None
+
+
+class ChatRequest(_Lenient):
+    """What OpenAI clients send; fields not declared here are accepted and ignored."""
+
+    model: str = Field(description="one of GET /v1/models: the planning mode")
+    messages: list[Message] = Field(min_length=1)
+    stream: bool | None = False
+    stream_options: StreamOptions | None = None
+    n: int | None = Field(default=None, description="only 1")
+    user: str | None = Field(default=None, description="the run's user_id")
+
+
+def mode_of(model: str) -> Mode:
+    if model not in MODELS:
+        known = ", ".join(MODELS)
+        message = f"The model {model!r} does not exist; known models: {known}"
+        raise HTTPException(404, {"message": message, "code": "model_not_found"})
+    return MODELS[model]
+
+
+def text_of(message: Message) -> str:
+    """The message's text (400 for image, audio or file parts)."""
+    if isinstance(message.content, list) and any(p.type != "text" for p in message.content):
+        raise HTTPException(400, "messages: only text content parts are supported")
+    return _text(message)
+
+
+def _text(message: Message) -> str:
+    if isinstance(message.content, list):
+        return "\n".join(p.text or "" for p in message.content)
+    return message.content or ""
+
+
+def split(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
+    """The question (the last user message) and the user/assistant turns before it."""
+    users = [i for i, m in enumerate(messages) if m.role == "user"]
+    if not users:
+        raise HTTPException(400, "messages: no user message (the last one is the question)")
+    turns = [
+        {"role": m.role, "content": text_of(m)}
+        for m in messages[: users[-1]]
+        if m.role in ("user", "assistant")
+    ]
+    return text_of(messages[users[-1]]), [t for t in turns if t["content"]]
+
+
+def run_body(body: ChatRequest, question: str, mode: Mode) -> RunCreate:
+    if body.n not in (None, 1):
+        raise HTTPException(400, "n: only one choice (n=1) is supported")
+    if body.user is not None and not re.fullmatch(ID, body.user):
+        raise HTTPException(400, f"user: must match {ID}")
+    try:
+        return RunCreate(question=question, user_id=body.user or "anonymous", mode=mode)
+    except ValidationError as exc:
+        raise HTTPException(400, validation_message(exc)) from None
+
+
+# --- response pieces --------------------------------------------------------------------
+
+
+def extension(run_id: str, status: str, stop_reason: str | None) -> dict[str, Any]:
+    """The ``deepagent`` field: which run answered and how it ended."""
+    out: dict[str, Any] = {"run_id": run_id, "status": status, "stop_reason": stop_reason,
+                           "record_url": f"/v1/runs/{run_id}"}  # fmt: skip
+    if status == "needs_input":
+        out["resume_url"] = f"/v1/runs/{run_id}/resume"
+    return out
+
+
+def finish_reason(stop_reason: str | None) -> str:
+    return "length" if stop_reason and stop_reason.startswith("max_") else "stop"
+
+
+def usage(messages: list[Message], answer: str) -> dict[str, int]:
+    asked = [LcMessage(content=_text(m), role=m.role) for m in messages]
+    prompt = count_tokens_approximately(asked)
+    completion = count_tokens_approximately([AIMessage(answer)]) if answer else 0
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}  # fmt: skip
+
+
+class Chunks:
+    """Turns a run's stored events into chat.completion.chunk payloads."""
+
+    def __init__(self, run_id: str, body: ChatRequest) -> None:
+        self.run_id = run_id
+        self.body = body
+        self.created = int(time.time())
+        self.parts: list[str] = []
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return self.frame("chat.completion.chunk", [choice])
+
+    def frame(self, kind: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "id": f"chatcmpl-{self.run_id}",
+            "object": kind,
+            "created": self.created,
+            "model": self.body.model,
+            "system_fingerprint": None,
+            "choices": choices,
+        }
+
+    def first(self) -> dict[str, Any]:
+        return self.chunk({"role": "assistant", "content": ""})
+
+    def on_event(self, event: dict[str, Any]) -> list[dict[str, Any] | str]:
+        """Payloads (dicts) and progress comments (strings) for one run event."""
+        kind = event.get("type")
+        if kind in ("analysis_delta", "human_input_requested"):
+            text = str(event["text"] if kind == "analysis_delta" else event["question"])
+            self.parts.append(text)
+            return [self.chunk({"content": text})]
+        if kind == "run_failed":
+            return [self._error(500, f"run {self.run_id} failed: {event.get('error')}")]
+        if kind == "run_finished":
+            return self._finish(str(event.get("status")), event.get("stop_reason"))
+        return [progress(event)]
+
+    def _finish(self, status: str, stop_reason: str | None) -> list[dict[str, Any] | str]:
+        if status not in ("completed", "needs_input"):
+            return [self._error(409, f"run {self.run_id} ended {status}: {stop_reason}")]
+        last = self.chunk({}, finish_reason(stop_reason))
+        last["deepagent"] = extension(self.run_id, status, stop_reason)
+        out: list[dict[str, Any] | str] = [last]
+        options = self.body.stream_options
+        if options is not None and options.include_usage:
+            tail = self.frame("chat.completion.chunk", [])
+            tail["usage"] = usage(self.body.messages, "".join(self.parts))
+            out.append(tail)
+        return out
+
+    def _error(self, status: int, message: str) -> dict[str, Any]:
+        code = "run_failed" if status == 500 else "run_cancelled"
+        return error_body(status, {"message": message, "code": code, "run_id": self.run_id})
+
+
+PROGRESS_FIELDS = {
+    "context_loaded": ("modules",),
+    "plan": ("round", "decision", "actions"),
+    "action_started": ("action_id", "tool", "item_index"),
+    "action_finished": ("action_id", "tool", "status", "duration_ms"),
+    "subagent_finished": ("action_id", "status", "duration_ms"),
+    "summary_applied": ("round", "tokens_before", "tokens_after"),
+}
+
+
+def progress(event: dict[str, Any]) -> str:
+    """One comment line for a progress event: ``progress <type> field=value ...``."""
+    kind = str(event.get("type"))
+    fields = []
+    for name in PROGRESS_FIELDS.get(kind, ()):
+        value = event.get(name)
+        if isinstance(value, list):
+            value = ",".join(map(str, value))
+        if value is not None:
+            fields.append(f"{name}={value}")
+    return " ".join(["progress", kind, *fields])
+
+
+# --- routes -------------------------------------------------------------------------------
+
+
+@router.get("/models", dependencies=[Depends(caller)])
+async def list_models() -> dict[str, Any]:
+    """The model names: each one a planning mode."""
+    return {"object": "list", "data": [_model(m) for m in MODELS]}
+
+
+@router.get("/models/{model}", dependencies=[Depends(caller)])
+async def get_model(model: str) -> dict[str, Any]:
+    mode_of(model)
+    return _model(model)
+
+
+def _model(name: str) -> dict[str, Any]:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "deepagent"}
+
+
+@router.post("/chat/completions", response_model=None)
+async def chat_completions(
+    body: ChatRequest, request: Request, key: Caller, state: State
+) -> Response:
+    """Ask a question the OpenAI way (see the module documentation for the mapping)."""
+    mode = mode_of(body.model)
+    question, turns = split(body.messages)
+    run_id, _ = await start_run(state, key, run_body(body, question, mode), None, turns)
+    headers = {RUN_HEADER: run_id}
+    if body.stream:
+        sse = chunks(state, request, Chunks(run_id, body))
+        return EventSourceResponse(sse, ping=15, headers=headers)
+    row = await settled(state, key, run_id)
+    record = RunRecord.model_validate(row.record) if row.record else None
+    if row.status not in ("completed", "needs_input") or record is None:
+        status = 500 if row.status == "failed" else 409
+        error = f"run {run_id} ended {row.status}: {record.error if record else None}"
+        detail = {"message": error, "code": f"run_{row.status}", "run_id": run_id}
+        return error_response(status, detail, headers | NO_RETRY)
+    return JSONResponse(completion(body, row, record), headers=headers)
+
+
+def completion(body: ChatRequest, row: RunRow, record: RunRecord) -> dict[str, Any]:
+    content = record.analysis if row.status == "completed" else record.pending_question or ""
+    message = {"role": "assistant", "content": content, "refusal": None}
+    choice = {"index": 0, "message": message, "logprobs": None,
+              "finish_reason": finish_reason(record.stop_reason)}  # fmt: skip
+    out = Chunks(row.id, body).frame("chat.completion", [choice])
+    out["usage"] = usage(body.messages, content)
+    out["deepagent"] = extension(row.id, row.status, record.stop_reason)
+    return out
+
+
+async def settled(state: ServiceState, key: KeyRow, run_id: str) -> RunRow:
+    """The run's row once it has ended or waits for input."""
+    await state.manager.finished(run_id)
+    row = await owned(state, key, run_id)
+    while row.status == "running":  # driven by another process (taken over)
+        await state.manager.wait(run_id, POLL_S)
+        row = await owned(state, key, run_id)
+    return row
+
+
+async def chunks(
+    state: ServiceState, request: Request, out: Chunks
+) -> AsyncIterator[ServerSentEvent]:
+    """The run's events as chunks (a normal run: it goes on if the client leaves)."""
+    yield ServerSentEvent(data=_json(out.first()))
+    events = cast(AsyncGenerator[ServerSentEvent, None], stream(state, request, out.run_id, 0))
+    async with aclosing(events):
+        async for sse in events:
+            event = json.loads(str(sse.data))
+            for item in out.on_event(event):
+                if isinstance(item, str):
+                    yield ServerSentEvent(comment=item)
+                else:
+                    yield ServerSentEvent(data=_json(item))
+            if event.get("type") in ("run_finished", "run_failed"):
+                break
+    yield ServerSentEvent(data="[DONE]")
+
+
+def _json(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, ensure_ascii=False)
