@@ -18,6 +18,7 @@ from deepagent.settings import Settings, load_settings
 from deepagent.tools.executor import validation_message
 
 if TYPE_CHECKING:
+    from eval.harness.cases import EvalCase
     from eval.harness.runner import EvalPlan
     from eval.harness.scoring import RunScore
     from eval.harness.summary import Summary
@@ -166,3 +167,112 @@ def _print_summary(summary: Summary, scores: list[RunScore], out_dir: Path) -> N
     for line in failing_lines(scores):
         console.print(f"[yellow]{line}[/]", markup=True, highlight=False)
     console.print(f"[dim]records, results.jsonl and summary.json in {out_dir}[/]")
+
+
+@app.command("report")
+def eval_report(
+    run_dir: Annotated[Path, typer.Argument(help="An eval directory (deepagent eval run).")],
+    compare: Annotated[
+        Path | None,
+        typer.Option("--compare", help="Another eval directory: the baseline of the deltas."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Where report.md / report.html go (RUN_DIR).")
+    ] = None,
+    worst: Annotated[int, typer.Option("--worst", min=1, help="Worst runs listed.")] = 15,
+) -> None:
+    """Write report.md and a self-contained report.html (inline SVG plots) for an eval
+    directory; with --compare, side by side with the other one and the deltas."""
+    from eval.harness.report import write_report
+    from eval.harness.report_data import RunDirError, load_run
+
+    try:
+        views = [load_run(run_dir)]
+        if compare is not None:
+            views.insert(0, load_run(compare))
+    except RunDirError as exc:
+        bad_input(str(exc))
+    md, page = write_report(views, out or run_dir, worst=worst)
+    typer.echo(f"{md}\n{page}")
+
+
+@app.command("compare")
+def eval_compare(
+    set_path: Annotated[Path, typer.Option("--set", help="Eval set (JSONL of EvalCase).")],
+    configs: Annotated[
+        str,
+        typer.Option(
+            "--configs", help="Config names, comma-separated (eval/harness/configs/<name>.yaml)."
+        ),
+    ],
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="First n cases.")] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Runs at once.")] = 2,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Comparison directory (default var/evals/compare-<set>)."),
+    ] = None,
+) -> None:
+    """Run the same cases under each config (one resumable eval directory per config),
+    print one row per config and write the comparison report (first config = baseline)."""
+    from eval.harness.cases import SetError, load_set
+    from eval.harness.compare import (
+        ConfigNameError,
+        comparison_table,
+        fewest_rounds,
+        resolve_configs,
+    )
+    from eval.harness.report import write_report
+    from eval.harness.report_data import load_run
+    from eval.harness.runner import MetaMismatchError
+
+    if not set_path.exists():
+        bad_input(f"no eval set at {set_path}")
+    try:
+        named = resolve_configs(configs)
+        cases = load_set(set_path)[:limit]
+    except (ConfigNameError, SetError) as exc:
+        bad_input(str(exc))
+    root = out or Path("var/evals") / f"compare-{set_path.stem}"
+    runs = []
+    for name, config in named:
+        plan, settings = _config_plan(set_path, cases, name, config, root / name, workers)
+        try:
+            asyncio.run(_run_plan(plan, settings, quiet=False))
+        except MetaMismatchError as exc:
+            bad_input(str(exc))
+        runs.append(load_run(plan.out_dir, name))
+    console = Console()
+    if not console.is_terminal:  # piped or logged: do not squeeze the table into 80 columns
+        console = Console(width=160)
+    console.print(comparison_table(runs, f"{set_path.name}: {len(cases)} cases per config"))
+    names, low = fewest_rounds(runs)
+    console.print(f"fewest mean planning rounds: {', '.join(names)} ({low:.2f})")
+    md, page = write_report(runs, root, worst=10)
+    console.print(f"[dim]runs in {root}/<config>; report {md} and {page}[/]")
+
+
+def _config_plan(
+    set_path: Path,
+    cases: list[EvalCase],
+    name: str,
+    config: Path,
+    out_dir: Path,
+    workers: int,
+) -> tuple[EvalPlan, Settings]:
+    from eval.harness.runner import EvalPlan
+
+    overrides = _overrides(config)
+    try:
+        settings = load_settings(**overrides)
+    except ValidationError as exc:
+        bad_input(f"{config}: {validation_message(exc)}")
+    if not settings.data_path.exists():
+        bad_input(f"no sample database at {settings.data_path}; run `deepagent data generate`")
+    plan = EvalPlan(
+        name=f"{set_path.stem}-{name}",
+        cases=cases,
+        out_dir=out_dir,
+        workers=workers,
+        meta={"set": str(set_path), "config": overrides, "repeat": 1},
+    )
+    return plan, settings
