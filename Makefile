@@ -3,9 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.bench-installed
 DATA ?= var/marketplace.db
 
-.PHONY: demo test lint typecheck pytest data install clean bench redis-server
+.PHONY: demo test lint typecheck pytest data install clean bench bench-install redis-server
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"'
@@ -15,6 +16,13 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+# Benchmarks only: the `bench` extra (the deepagents library, for the comparison).
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	@touch $(BENCH_STAMP)
+
+bench-install: $(BENCH_STAMP)
 
 data: $(STAMP)
 	$(VENV)/bin/deepagent data generate --path $(DATA)
@@ -42,10 +50,9 @@ pytest: $(STAMP) redis-server
 
 test: lint typecheck pytest
 
-bench: data redis-server
-	DEEPAGENT_DATA_PATH=$(DATA) $(PY) -m eval.bench.executor_overhead
-	DEEPAGENT_DATA_PATH=$(DATA) $(PY) -m eval.bench.summary_modes
-	DEEPAGENT_DATA_PATH=$(DATA) $(PY) -m eval.bench.subagents
+bench: bench-install data redis-server
+	DEEPAGENT_DATA_PATH=$(DATA) $(VENV)/bin/deepagent bench
+	DEEPAGENT_DATA_PATH=$(DATA) $(PY) -m eval.bench.api_load
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .pytest_cache .ruff_cache

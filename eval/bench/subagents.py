@@ -134,37 +134,39 @@ async def on_workers(loader: ContextLoader, tasks: list[dict[str, JSON]]) -> dic
                 deps = RunDeps.create(settings, loader)
                 runner = RQRunner(deps, parent(), uuid.uuid4().hex[:12])
                 walls[f"{w} worker{'s' if w > 1 else ''}"] = await dispatch(runner, tasks)
-                if os.environ.get("BENCH_DEBUG"):
-                    for r in runner.records:
-                        print(w, r.worker, r.started_ms, r.queued_ms, r.duration_ms)
         finally:
             pool.stop()
             server.stop()
     return walls
 
 
+async def measure(loader: ContextLoader, quick: bool) -> dict[str, Any]:
+    tasks = leaf_categories(loader.settings.data_path, 4 if quick else 8)
+    lite_full = await variants(loader, tasks[:3], 1 if quick else 2)
+    return {"n": len(tasks), "variants": lite_full, "walls": await on_workers(loader, tasks)}
+
+
+def lines(result: dict[str, Any]) -> list[str]:
+    lite, full = result["variants"]["lite"], result["variants"]["full"]
+    walls = result["walls"]
+    one = walls["1 worker"]
+    cells = [f"{k} {v:.2f} s ({v / one:.2f})" for k, v in walls.items()]
+    return [
+        f"SubAgent lite {lite['mean_s']:.2f} s ({lite['rounds']:.1f} rounds) vs full"
+        f" {full['mean_s']:.2f} s ({full['rounds']:.1f} rounds):"
+        f" lite/full = {result['variants']['ratio']:.2f}",
+        f"{result['n']} SubAgents at once, wall (ratio to 1 worker): " + ", ".join(cells),
+        f"(model: {FIRST_TOKEN_MS:.0f} ms to first token + {TOKENS_PER_S:.0f} tokens/s for"
+        f" planner and analyst; tools {TOOL_MS:.0f} ms)",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer SubAgents, one repetition")
     args = parser.parse_args()
-    n = 4 if args.quick else 8
     loader = ContextLoader.create(load_settings())
-    tasks = leaf_categories(loader.settings.data_path, n)
-    lite_full = asyncio.run(variants(loader, tasks[:3], 1 if args.quick else 2))
-    lite, full, ratio = lite_full["lite"], lite_full["full"], lite_full["ratio"]
-    ratio = lite_full["ratio"]
-    print(
-        f"SubAgent lite {lite['mean_s']:.2f} s ({lite['rounds']:.1f} rounds) vs full"
-        f" {full['mean_s']:.2f} s ({full['rounds']:.1f} rounds): lite/full = {ratio:.2f}"
-    )
-    walls = asyncio.run(on_workers(loader, tasks))
-    one = walls["1 worker"]
-    cells = [f"{k} {v:.2f} s ({v / one:.2f})" for k, v in walls.items()]
-    print(f"{len(tasks)} SubAgents at once, wall (ratio to 1 worker): " + ", ".join(cells))
-    print(
-        f"(model: {FIRST_TOKEN_MS:.0f} ms to first token + {TOKENS_PER_S:.0f} tokens/s for planner"
-        f" and analyst; tools {TOOL_MS:.0f} ms)"
-    )
+    print("\n".join(lines(asyncio.run(measure(loader, args.quick)))))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,92 @@
+"""A scripted chat model that replies at the speed of the offline latency model.
+
+Each reply is the next scripted AIMessage, delayed like an offline role of ours
+(:class:`deepagent.offline.pacing.Pace`: time to first token, then output tokens a second over
+the reply's text and serialized tool calls). Before replying it checks that the agent is where
+the script expects it: the first call follows the user's question, every later one follows the
+results of all the tool calls of the previous reply. A call the script did not foresee (e.g. a
+summarization request or an extra turn of the agent framework) fails loudly instead of being
+answered with the wrong reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatResult
+from pydantic import Field
+
+from deepagent.llm.testing import ScriptedChatModel
+from deepagent.offline.pacing import Pace
+from eval.bench._react_script import reply_text
+
+
+class ScriptError(RuntimeError):
+    """The agent called the model in a way the script does not foresee."""
+
+
+class PacedScriptedModel(ScriptedChatModel):
+    """Replays ``script`` in order; never streams (a streamed fake would drop tool calls)."""
+
+    script: list[AIMessage] = Field(default_factory=list)
+    first_token_s: float = 0.0
+    tokens_per_s: float = 0.0
+    disable_streaming: bool = True
+
+    @classmethod
+    def from_script(cls, script: Sequence[AIMessage], pace: Pace) -> PacedScriptedModel:
+        return cls(
+            messages=iter(list(script)),
+            script=list(script),
+            first_token_s=pace.first_token_s,
+            tokens_per_s=pace.tokens_per_s,
+        )
+
+    @property
+    def round_trips(self) -> int:
+        return len(self.calls)
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        turn = len(self.calls)
+        if turn >= len(self.script):
+            raise ScriptError(f"model call {turn + 1} but the script has {len(self.script)} turns")
+        expected = self.script[turn - 1] if turn else None
+        problem = off_script(messages, expected)
+        if problem:
+            raise ScriptError(f"model call {turn + 1}: {problem}")
+        return super()._generate(messages, *args, **kwargs)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        result: ChatResult = self._generate(messages, stop=stop, **kwargs)
+        message = result.generations[0].message
+        assert isinstance(message, AIMessage)
+        await Pace(self.first_token_s, self.tokens_per_s).wait_for(reply_text(message))
+        return result
+
+
+def off_script(messages: Sequence[BaseMessage], previous: AIMessage | None) -> str:
+    """Why ``messages`` is not the call the script expects next ("" when it is)."""
+    if not messages:
+        return "no messages"
+    if previous is None:
+        last = messages[-1]
+        return "" if isinstance(last, HumanMessage) else f"expected the question, got {last.type}"
+    tail: list[ToolMessage] = []
+    for message in reversed(messages):
+        if not isinstance(message, ToolMessage):
+            break
+        tail.append(message)
+    answered = {m.tool_call_id for m in tail}
+    asked = {str(c["id"]) for c in previous.tool_calls}
+    if answered != asked:
+        return f"expected results of {len(asked)} tool calls, got {len(answered)}"
+    return ""

@@ -1,0 +1,105 @@
+"""`deepagent bench [--quick]`: every benchmark side by side in one process run, written to
+``docs/benchmarks.md`` with the command that produced it.
+
+Parts (each also runnable alone as ``python -m eval.bench.<part>``): planning modes and
+scheduling efficiency through the model simulator (``modes``), executor overhead
+(``executor_overhead``), summary sync vs async (``summary_modes``), SubAgent lite vs full
+and N SubAgents on 1/2/4 RQ workers (``subagents``), and the ``deepagents`` library on the
+drill-down set (``deepagents_compare``, when the ``bench`` extra is installed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import platform
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from context_loader.loader import ContextLoader
+from deepagent.settings import load_settings
+from eval.bench import executor_overhead, modes, subagents, summary_modes
+
+Part = tuple[str, Callable[[], Awaitable[list[str]]]]
+
+
+def parts(loader: ContextLoader, quick: bool) -> list[Part]:
+    async def mode_part() -> list[str]:
+        return modes.table(await modes.measure(loader, quick))
+
+    async def overhead_part() -> list[str]:
+        r = await executor_overhead.measure()
+        tree, bare = r["tree_per_action_ms"], r["tool_call_ms"]
+        return [
+            f"{r['actions']:.0f}-action DAG of zero-latency tools: {tree:.3f} ms per action in"
+            f" the Action Tree executor, {bare:.3f} ms per bare tool call, so"
+            f" {tree - bare:.3f} ms of scheduling per action."
+        ]
+
+    async def summary_part() -> list[str]:
+        r = await summary_modes.measure(1 if quick else 3)
+        return [
+            f"Summary sync {r['sync_s']:.2f} s vs async {r['async_s']:.2f} s: async/sync ="
+            f" {r['ratio']:.2f} (planner {summary_modes.PLANNER_MS:.0f} ms a call, summarizer"
+            f" {summary_modes.SUMMARIZER_MS:.0f} ms; best of runs)."
+        ]
+
+    async def subagent_part() -> list[str]:
+        return subagents.lines(await subagents.measure(loader, quick))
+
+    async def deepagents_part() -> list[str]:
+        if importlib.util.find_spec("deepagents") is None:
+            return ["Not run: install the bench extra (`pip install -e '.[dev,bench]'`)."]
+        from eval.bench import deepagents_compare
+
+        return deepagents_compare.lines(await deepagents_compare.compare(quick))
+
+    return [
+        ("Planning modes and scheduling efficiency", mode_part),
+        ("Executor overhead", overhead_part),
+        ("Summary: sync vs async", summary_part),
+        ("SubAgents: lite vs full, and 1/2/4 workers", subagent_part),
+        ("Against the deepagents library (drill-down set)", deepagents_part),
+    ]
+
+
+async def run_all(quick: bool) -> tuple[list[str], float]:
+    loader = ContextLoader.create(load_settings())
+    started = time.perf_counter()
+    body: list[str] = []
+    for title, part in parts(loader, quick):
+        t = time.perf_counter()
+        try:
+            lines = await part()
+        except Exception as exc:  # a failed part is reported, the others still run
+            lines = [f"FAILED: {type(exc).__name__}: {exc}"]
+        body += [f"## {title}", "", *lines, "", f"_({time.perf_counter() - t:.0f} s)_", ""]
+        print(f"{title}: done in {time.perf_counter() - t:.0f} s", flush=True)
+    return body, time.perf_counter() - started
+
+
+def document(body: list[str], quick: bool, wall_s: float, extra: dict[str, Any]) -> str:
+    command = "deepagent bench --quick" if quick else "make bench  (= deepagent bench)"
+    head = [
+        "# Benchmarks",
+        "",
+        f"Produced by `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC,"
+        f" {platform.machine()}, Python {platform.python_version()}, data"
+        f" `{extra['data']}`; the whole run took {wall_s:.0f} s.",
+        "Every figure is a ratio or a count measured side by side in this run; seconds are"
+        " printed for context only (the machine's load changes them, not the ratios' sense).",
+        "",
+    ]
+    return "\n".join(head + body)
+
+
+def main(quick: bool = False, out: Path | None = Path("docs/benchmarks.md")) -> str:
+    body, wall = asyncio.run(run_all(quick))
+    text = document(body, quick, wall, {"data": load_settings().data_path})
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    return text
