@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     subagent_queue: str = Field(
         default="deepagent-subagents", pattern=r"^[A-Za-z0-9_.:-]+$", description="RQ queue."
     )
+    batch_queue: str = Field(
+        default="deepagent-runs", pattern=r"^[A-Za-z0-9_.:-]+$", description="RQ batch queue."
+    )
     subagent_timeout_s: float = Field(
         default=300.0, gt=0, description="A SubAgent's deadline, all attempts included."
     )
@@ -118,6 +121,11 @@ class Settings(BaseSettings):
     service_db_path: Path = Field(
         default=Path("var/service.sqlite"),
         description="Service runs, events, idempotency keys, API keys and memory (SQLite).",
+    )
+    service_db_url: str | None = Field(
+        default=None,
+        description="Postgres URL (postgresql://user@host:5432/db) for the service store and "
+        "the LangGraph checkpoints; unset = SQLite at service_db_path and checkpoint_path.",
     )
     api_auth: bool = Field(default=True, description="Require an API key (Bearer) on /v1.")
     api_max_body_bytes: int = Field(default=65536, ge=1024, description="Request body cap.")

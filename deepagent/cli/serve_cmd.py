@@ -88,10 +88,10 @@ def _business_modules(settings: Settings) -> list[str]:
 
 
 async def _create(settings: Settings, name: str, modules: list[str], rate: int, conc: int) -> str:
+    from deepagent.service.backends import open_store
     from deepagent.service.keys import create_key
-    from deepagent.service.store import Store
 
-    store = await Store.open(settings.service_db_path)
+    store = await open_store(settings)
     try:
         if any(k.name == name for k in await store.list_keys()):
             bad_input(f"a key named {name!r} exists; revoke it or choose another name")
@@ -101,9 +101,9 @@ async def _create(settings: Settings, name: str, modules: list[str], rate: int, 
 
 
 async def _list(settings: Settings) -> list[dict[str, object]]:
-    from deepagent.service.store import Store
+    from deepagent.service.backends import open_store
 
-    store = await Store.open(settings.service_db_path)
+    store = await open_store(settings)
     try:
         return [
             {"name": k.name, "modules": k.modules, "rate_per_min": k.rate_per_min,
@@ -115,9 +115,9 @@ async def _list(settings: Settings) -> list[dict[str, object]]:
 
 
 async def _revoke(settings: Settings, name: str) -> bool:
-    from deepagent.service.store import Store
+    from deepagent.service.backends import open_store
 
-    store = await Store.open(settings.service_db_path)
+    store = await open_store(settings)
     try:
         return await store.revoke_key(name)
     finally:

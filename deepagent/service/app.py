@@ -7,24 +7,22 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from deepagent.deps import RunDeps
 from deepagent.runs import Agent
 from deepagent.service import openai_compat, routes_runs
+from deepagent.service.backends import open_checkpointer, open_store
 from deepagent.service.limits import BodyLimit, RateLimiter
 from deepagent.service.manager import RunManager
 from deepagent.service.state import ServiceState
-from deepagent.service.store import Store
 from deepagent.settings import Settings
 
 
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        settings.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
-        store = await Store.open(settings.service_db_path)
-        async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
+        store = await open_store(settings)
+        async with open_checkpointer(settings) as saver:
             deps = RunDeps.create(settings)
             agent = Agent(deps, saver)
             owner = f"api-{uuid.uuid4().hex[:8]}"

@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from deepagent.service.store import KeyRow, Store
+from deepagent.service.backends import ServiceStore
+from deepagent.service.store import KeyRow
 
 PREFIX = "dak_"
 ALL_MODULES = "*"
@@ -20,7 +21,7 @@ def digest(key: str) -> str:
 
 
 async def create_key(
-    store: Store, name: str, modules: list[str], *, rate_per_min: int, max_concurrent: int
+    store: ServiceStore, name: str, modules: list[str], *, rate_per_min: int, max_concurrent: int
 ) -> str:
     """Store a new key and return it (the only time it is shown)."""
     key = PREFIX + secrets.token_urlsafe(32)

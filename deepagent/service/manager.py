@@ -20,8 +20,9 @@ from context_loader.models import ContextRequest
 from deepagent import events as ev
 from deepagent.record import RunRecord
 from deepagent.runs import Agent
+from deepagent.service.backends import ServiceStore
 from deepagent.service.memory import MemoryKeeper
-from deepagent.service.store import NewRun, Store
+from deepagent.service.store import NewRun
 
 log = logging.getLogger(__name__)
 HISTORY_TURNS = 5
@@ -29,7 +30,7 @@ ANSWER_CHARS = 1200
 
 
 class RunManager:
-    def __init__(self, store: Store, agent: Agent, owner: str, lease_s: float) -> None:
+    def __init__(self, store: ServiceStore, agent: Agent, owner: str, lease_s: float) -> None:
         self.store = store
         self.agent = agent
         self.owner = owner

@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Any
 
 from deepagent.record import RunRecord
-from deepagent.service.store import Store
+from deepagent.service.backends import ServiceStore
 
 log = logging.getLogger(__name__)
 MAX_NOTES = 8
@@ -23,7 +23,7 @@ TOP = 3
 
 
 class MemoryKeeper:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ServiceStore) -> None:
         self.store = store
         self._pending: set[asyncio.Task[None]] = set()
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from deepagent.service.backends import ServiceStore
 from deepagent.service.limits import RateLimiter
 from deepagent.service.manager import RunManager
-from deepagent.service.store import Store
 from deepagent.settings import Settings
 
 
 @dataclass
 class ServiceState:
     settings: Settings
-    store: Store
+    store: ServiceStore
     manager: RunManager
     limiter: RateLimiter
     business_modules: list[str]

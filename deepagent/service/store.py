@@ -1,7 +1,15 @@
-"""Durable service state in SQLite: runs, their events, idempotency keys, API keys, memory.
+"""Durable service state: runs, their events, idempotency keys, API keys, per-user memory.
 
-One connection (aiosqlite: a thread of its own, so the event loop never blocks) in WAL
-mode. Every event is committed as it is appended, so whatever a run produced before the
+``backends.ServiceStore`` is the interface the API codes against and ``backends.open_store``
+picks an implementation from the settings. Both run the SQL written once here
+(``SqlStore``, ``?`` placeholders, ``INSERT ... ON CONFLICT``, which SQLite and Postgres
+share) over a transaction of their own:
+
+- ``SqliteStore`` (default, this module): one aiosqlite connection (a thread of its own,
+  so the event loop never blocks) in WAL mode, writes serialized by a lock.
+- ``PgStore`` (``store_pg.py``): a psycopg 3 connection pool, one transaction per call.
+
+Every event is committed as it is appended, so whatever a run produced before the
 process died is still there for the next process and for reconnecting clients.
 """
 
@@ -10,12 +18,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import aiosqlite
 
+# ``{real}``: the 8-byte float type of the backend (Postgres' REAL has 4 bytes)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
@@ -28,9 +40,9 @@ CREATE TABLE IF NOT EXISTS runs (
     request TEXT NOT NULL,
     record TEXT,
     owner TEXT,
-    lease_until REAL NOT NULL DEFAULT 0,
-    created REAL NOT NULL,
-    updated REAL NOT NULL
+    lease_until {real} NOT NULL DEFAULT 0,
+    created {real} NOT NULL,
+    updated {real} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS runs_conversation ON runs(conversation_id, created);
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status, key_id);
@@ -46,7 +58,7 @@ CREATE TABLE IF NOT EXISTS idempotency (
     key TEXT NOT NULL,
     body_hash TEXT NOT NULL,
     run_id TEXT NOT NULL,
-    created REAL NOT NULL,
+    created {real} NOT NULL,
     PRIMARY KEY (key_id, key)
 );
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -56,17 +68,28 @@ CREATE TABLE IF NOT EXISTS api_keys (
     modules TEXT NOT NULL,
     rate_per_min INTEGER NOT NULL,
     max_concurrent INTEGER NOT NULL,
-    created REAL NOT NULL,
+    created {real} NOT NULL,
     revoked INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS memory (
     user_id TEXT PRIMARY KEY,
     core TEXT NOT NULL,
     notes TEXT NOT NULL,
-    updated REAL NOT NULL
-);
+    updated {real} NOT NULL
+)
 """
 FINAL = ("completed", "failed", "cancelled")
+RUN_COLUMNS = (
+    "id, key_id, user_id, conversation_id, question, mode, status, request, record, owner,"
+    " lease_until"
+)
+Args = tuple[Any, ...]
+Row = tuple[Any, ...]
+
+
+def schema(real: str) -> list[str]:
+    """The CREATE statements, one by one, with the backend's float type."""
+    return [s.strip() for s in SCHEMA.format(real=real).split(";") if s.strip()]
 
 
 class IdempotencyConflict(Exception):
@@ -109,31 +132,52 @@ class NewRun:
     request: dict[str, Any]
 
 
-class Store:
-    def __init__(self, conn: aiosqlite.Connection) -> None:
-        self.conn = conn
-        # one connection is shared by every coroutine: a write and its commit must not
-        # interleave with another coroutine's (it would commit or roll back theirs)
-        self._lock = asyncio.Lock()
+class Tx(Protocol):
+    """Statements inside one backend transaction (``?`` placeholders)."""
 
-    async def _write(self, sql: str, args: tuple[Any, ...]) -> int:
-        async with self._lock:
-            cursor = await self.conn.execute(sql, args)
-            await self.conn.commit()
-            return cursor.rowcount
+    async def execute(self, sql: str, args: Args = ()) -> int: ...
+    async def fetchall(self, sql: str, args: Args = ()) -> list[Row]: ...
 
-    @classmethod
-    async def open(cls, path: Path) -> Store:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(path, timeout=30)
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute("PRAGMA synchronous=NORMAL")
-        await conn.executescript(SCHEMA)
-        await conn.commit()
-        return cls(conn)
 
-    async def close(self) -> None:
-        await self.conn.close()
+def run_row(row: Row) -> RunRow:
+    id_, key_id, user_id, conversation_id, question, mode, status = row[:7]
+    record = json.loads(row[8]) if row[8] else None
+    return RunRow(
+        id_, key_id, user_id, conversation_id, question, mode, status,
+        json.loads(row[7]), record, row[9], float(row[10]),
+    )  # fmt: skip
+
+
+def key_row(r: Row) -> KeyRow:
+    return KeyRow(r[0], r[1], json.loads(r[2]), int(r[3]), int(r[4]), bool(r[5]))
+
+
+class SqlStore(ABC):
+    """Every operation, in the SQL both backends accept; subclasses give transactions."""
+
+    @abstractmethod
+    def _tx(self) -> AbstractAsyncContextManager[Tx]:
+        """A write transaction: committed at the end, rolled back on an exception."""
+
+    @abstractmethod
+    def _read(self) -> AbstractAsyncContextManager[Tx]:
+        """Where single reads run (no write lock, no explicit transaction)."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    async def _write(self, sql: str, args: Args) -> int:
+        """One statement, committed."""
+        async with self._tx() as tx:
+            return await tx.execute(sql, args)
+
+    async def _rows(self, sql: str, args: Args) -> list[Row]:
+        async with self._read() as tx:
+            return await tx.fetchall(sql, args)
+
+    async def _row(self, sql: str, args: Args) -> Row | None:
+        rows = await self._rows(sql, args)
+        return rows[0] if rows else None
 
     # --- runs -----------------------------------------------------------------------
 
@@ -142,71 +186,28 @@ class Store:
     ) -> tuple[str, bool]:
         """Insert a run (status running); with ``idem`` (key, body hash) return the run
         already created for that key instead, or raise IdempotencyConflict."""
-        async with self._lock:
-            return await self._create_run(run, owner, lease_until, idem)
-
-    async def _create_run(
-        self, run: NewRun, owner: str, lease_until: float, idem: tuple[str, str] | None
-    ) -> tuple[str, bool]:
         now = time.time()
-        if idem is not None:
-            found = await self._idempotent(run.key_id or "", *idem)
-            if found is not None:
-                return found, False
-        await self.conn.execute(
-            "INSERT INTO runs (id, key_id, user_id, conversation_id, question, mode, status,"
-            " request, owner, lease_until, created, updated)"
-            " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
-            (run.id, run.key_id, run.user_id, run.conversation_id, run.question, run.mode,
-             json.dumps(run.request), owner, lease_until, now, now),
-        )  # fmt: skip
-        if idem is not None:
-            cursor = await self.conn.execute(
-                "INSERT OR IGNORE INTO idempotency VALUES (?, ?, ?, ?, ?)",
-                (run.key_id or "", idem[0], idem[1], run.id, now),
-            )
-            assert cursor.rowcount == 1  # checked above, under the lock
-        await self.conn.commit()
+        async with self._tx() as tx:
+            if idem is not None:
+                found = await _take_idempotency_key(tx, run, idem, now)
+                if found is not None:
+                    return found, False
+            await tx.execute(
+                f"INSERT INTO runs ({RUN_COLUMNS}, created, updated)"
+                " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, NULL, ?, ?, ?, ?)",
+                (run.id, run.key_id, run.user_id, run.conversation_id, run.question, run.mode,
+                 json.dumps(run.request), owner, lease_until, now, now),
+            )  # fmt: skip
         return run.id, True
 
     async def idempotent_run(self, key_id: str, key: str, body_hash: str) -> str | None:
         """The run an idempotency key made (IdempotencyConflict for another body)."""
-        return await self._idempotent(key_id, key, body_hash)
-
-    async def _idempotent(self, key_id: str, key: str, body_hash: str) -> str | None:
-        cursor = await self.conn.execute(
-            "SELECT body_hash, run_id FROM idempotency WHERE key_id = ? AND key = ?",
-            (key_id, key),
-        )
-        row = await cursor.fetchone()
-        if row is None:
-            return None
-        if row[0] != body_hash:
-            raise IdempotencyConflict(key)
-        return str(row[1])
+        async with self._read() as tx:
+            return await _idempotent(tx, key_id, key, body_hash)
 
     async def get_run(self, run_id: str) -> RunRow | None:
-        cursor = await self.conn.execute(
-            "SELECT id, key_id, user_id, conversation_id, question, mode, status, request,"
-            " record, owner, lease_until FROM runs WHERE id = ?",
-            (run_id,),
-        )
-        row = await cursor.fetchone()
-        if row is None:
-            return None
-        return RunRow(
-            id=row[0],
-            key_id=row[1],
-            user_id=row[2],
-            conversation_id=row[3],
-            question=row[4],
-            mode=row[5],
-            status=row[6],
-            request=json.loads(row[7]),
-            record=json.loads(row[8]) if row[8] else None,
-            owner=row[9],
-            lease_until=row[10],
-        )
+        row = await self._row(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,))
+        return run_row(row) if row is not None else None
 
     async def set_status(
         self, run_id: str, status: str, record: dict[str, Any] | None = None
@@ -217,22 +218,19 @@ class Store:
         )
 
     async def running_for_key(self, key_id: str) -> int:
-        cursor = await self.conn.execute(
+        row = await self._row(
             "SELECT COUNT(*) FROM runs WHERE key_id = ? AND status = 'running'", (key_id,)
         )
-        row = await cursor.fetchone()
         return int(row[0]) if row else 0
 
     async def conversation(self, conversation_id: str, limit: int) -> list[RunRow]:
         """The latest completed runs of a conversation, oldest first."""
-        cursor = await self.conn.execute(
-            "SELECT id FROM runs WHERE conversation_id = ? AND status = 'completed'"
+        rows = await self._rows(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE conversation_id = ? AND status = 'completed'"
             " ORDER BY created DESC LIMIT ?",
             (conversation_id, limit),
         )
-        ids = [r[0] for r in await cursor.fetchall()]
-        rows = [await self.get_run(i) for i in reversed(ids)]
-        return [r for r in rows if r is not None]
+        return [run_row(r) for r in reversed(rows)]
 
     # --- leases: which process drives a running run ---------------------------------
 
@@ -253,33 +251,33 @@ class Store:
 
     async def orphans(self) -> list[str]:
         """Running runs whose driving process stopped renewing its lease."""
-        cursor = await self.conn.execute(
+        rows = await self._rows(
             "SELECT id FROM runs WHERE status = 'running' AND lease_until < ? ORDER BY created",
             (time.time(),),
         )
-        return [r[0] for r in await cursor.fetchall()]
+        return [str(r[0]) for r in rows]
 
     # --- events ---------------------------------------------------------------------
 
     async def append_event(self, run_id: str, seq: int, type_: str, body: str) -> None:
         await self._write(
-            "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?)", (run_id, seq, type_, body)
+            "INSERT INTO events VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (run_id, seq, type_, body),
         )
 
     async def events_after(
         self, run_id: str, seq: int, limit: int = 500
     ) -> list[tuple[int, str, str]]:
-        cursor = await self.conn.execute(
+        rows = await self._rows(
             "SELECT seq, type, body FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (run_id, seq, limit),
         )
-        return [(int(r[0]), str(r[1]), str(r[2])) for r in await cursor.fetchall()]
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
 
     async def last_seq(self, run_id: str) -> int:
-        cursor = await self.conn.execute(
+        row = await self._row(
             "SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?", (run_id,)
         )
-        row = await cursor.fetchone()
         return int(row[0]) if row else 0
 
     # --- API keys -------------------------------------------------------------------
@@ -302,29 +300,110 @@ class Store:
     async def revoke_key(self, name: str) -> bool:
         return await self._write("UPDATE api_keys SET revoked = 1 WHERE name = ?", (name,)) == 1
 
-    async def _keys(self, where: str, args: tuple[Any, ...]) -> list[KeyRow]:
-        cursor = await self.conn.execute(
+    async def _keys(self, where: str, args: Args) -> list[KeyRow]:
+        rows = await self._rows(
             "SELECT id, name, modules, rate_per_min, max_concurrent, revoked FROM api_keys "
             + where,
             args,
         )
-        return [
-            KeyRow(r[0], r[1], json.loads(r[2]), int(r[3]), int(r[4]), bool(r[5]))
-            for r in await cursor.fetchall()
-        ]
+        return [key_row(r) for r in rows]
 
     # --- per-user memory ------------------------------------------------------------
 
     async def get_memory(self, user_id: str) -> tuple[str, list[str]]:
-        cursor = await self.conn.execute(
-            "SELECT core, notes FROM memory WHERE user_id = ?", (user_id,)
-        )
-        row = await cursor.fetchone()
+        row = await self._row("SELECT core, notes FROM memory WHERE user_id = ?", (user_id,))
         return (str(row[0]), list(json.loads(row[1]))) if row else ("", [])
 
     async def put_memory(self, user_id: str, core: str, notes: list[str]) -> None:
         await self._write(
-            "INSERT INTO memory VALUES (?, ?, ?, ?) ON CONFLICT(user_id) DO UPDATE SET"
+            "INSERT INTO memory VALUES (?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET"
             " core = excluded.core, notes = excluded.notes, updated = excluded.updated",
             (user_id, core, json.dumps(notes, ensure_ascii=False), time.time()),
         )
+
+
+async def _idempotent(tx: Tx, key_id: str, key: str, body_hash: str) -> str | None:
+    rows = await tx.fetchall(
+        "SELECT body_hash, run_id FROM idempotency WHERE key_id = ? AND key = ?", (key_id, key)
+    )
+    if not rows:
+        return None
+    if rows[0][0] != body_hash:
+        raise IdempotencyConflict(key)
+    return str(rows[0][1])
+
+
+async def _take_idempotency_key(
+    tx: Tx, run: NewRun, idem: tuple[str, str], now: float
+) -> str | None:
+    """None when ``run`` now owns the key, else the run that owned it first. Race-free
+    across processes: the insert waits for a concurrent one with the same key to commit
+    (Postgres' unique index, SQLite's write lock), then does nothing, and the re-read
+    sees the winner's row."""
+    key_id = run.key_id or ""
+    found = await _idempotent(tx, key_id, *idem)
+    if found is not None:
+        return found
+    inserted = await tx.execute(
+        "INSERT INTO idempotency VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        (key_id, idem[0], idem[1], run.id, now),
+    )
+    if inserted == 1:
+        return None
+    found = await _idempotent(tx, key_id, *idem)
+    assert found is not None, "an idempotency key vanished"  # keys are never deleted
+    return found
+
+
+class SqliteStore(SqlStore):
+    """The store in one SQLite file (WAL), shared by the processes of one machine."""
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self.conn = conn
+        # one connection is shared by every coroutine: a write and its commit must not
+        # interleave with another coroutine's (it would commit or roll back theirs)
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, path: Path) -> SqliteStore:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(path, timeout=30)
+        await conn.execute("PRAGMA journal_mode=WAL")
+        await conn.execute("PRAGMA synchronous=NORMAL")
+        await conn.executescript(";\n".join(schema("REAL")))
+        await conn.commit()
+        return cls(conn)
+
+    async def close(self) -> None:
+        await self.conn.close()
+
+    @asynccontextmanager
+    async def _tx(self) -> AsyncIterator[Tx]:
+        async with self._lock:
+            try:
+                yield _SqliteTx(self.conn)
+            except BaseException:
+                await self.conn.rollback()
+                raise
+            await self.conn.commit()
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[Tx]:
+        # no lock: aiosqlite runs one statement at a time on its thread
+        yield _SqliteTx(self.conn)
+
+
+class _SqliteTx:
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self.conn = conn
+
+    async def execute(self, sql: str, args: Args = ()) -> int:
+        cursor = await self.conn.execute(sql, args)
+        return cursor.rowcount
+
+    async def fetchall(self, sql: str, args: Args = ()) -> list[Row]:
+        cursor = await self.conn.execute(sql, args)
+        return [tuple(r) for r in await cursor.fetchall()]
+
+
+Store = SqliteStore  # the name callers used before there were two backends
