@@ -9,6 +9,7 @@ run waiting for a job does not rely on that: its watchdog reads the job's own al
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 
@@ -25,6 +26,9 @@ MAINTENANCE_INTERVAL_S = 60
 def build_worker(settings: Settings, conn: Redis, queues: list[str], name: str | None) -> Worker:
     """A forking worker (each job in a fresh work horse) with the SubAgent graph preloaded."""
     preload(settings)  # before forking, so every work horse starts with it
+    # Keep the garbage collector of each forked work horse off the preloaded objects:
+    # walking them would write to every page and copy the parent's whole heap per job.
+    gc.freeze()
     return Worker(
         [Queue(q, connection=conn) for q in queues],
         connection=conn,

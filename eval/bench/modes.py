@@ -91,8 +91,8 @@ def eval_questions(limit: int) -> list[str]:
 async def measure(loader: ContextLoader, quick: bool) -> dict[str, Any]:
     from eval.bench.drilldown import DRILLDOWN
 
-    drill = DRILLDOWN[:3] if quick else DRILLDOWN
-    evalset = eval_questions(8 if quick else 30)
+    drill = DRILLDOWN[2:3] if quick else DRILLDOWN  # quick: one short drill-down
+    evalset = eval_questions(4 if quick else 30)
     out: dict[str, Any] = {"drilldown": {}, "eval": {}, "latency": {
         k: v.model_dump() for k, v in LATENCY.items()}, "tool_ms": TOOL_MS}  # fmt: skip
     with simulated(loader.settings) as settings:

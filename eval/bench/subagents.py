@@ -41,6 +41,7 @@ FIRST_TOKEN_MS = 300.0
 TOKENS_PER_S = 60.0
 TOOL_MS = 40.0
 WORKERS = (1, 2, 4)
+QUICK_WORKERS = (1, 2)
 TASK = SubAgentTask(
     description=(
         "Drill into this leaf category: get its price bands, take the main band (highest GMV"
@@ -108,13 +109,15 @@ async def variants(
     return out
 
 
-async def on_workers(loader: ContextLoader, tasks: list[dict[str, JSON]]) -> dict[str, float]:
+async def on_workers(
+    loader: ContextLoader, tasks: list[dict[str, JSON]], workers: tuple[int, ...] = WORKERS
+) -> dict[str, float]:
     base = latency_settings(loader.settings, max_parallel_subagents=len(tasks))
     local = LocalRunner(RunDeps.create(base, loader), parent(), uuid.uuid4().hex[:12])
     walls = {"in-process": await dispatch(local, tasks)}
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer.start(Path(tmp))
-        queues = {w: f"bench{w}-{uuid.uuid4().hex[:6]}" for w in WORKERS}
+        queues = {w: f"bench{w}-{uuid.uuid4().hex[:6]}" for w in workers}
         env = worker_env(
             os.environ,
             DEEPAGENT_DATA_PATH=str(base.data_path.resolve()),
@@ -125,7 +128,7 @@ async def on_workers(loader: ContextLoader, tasks: list[dict[str, JSON]]) -> dic
         )
         pool = WorkerPool(server.url, "bench", env)
         try:
-            for i in range(max(WORKERS)):  # worker i serves the queues of pools larger than i
+            for i in range(max(workers)):  # worker i serves the queues of pools larger than i
                 pool.start(1, queues=[q for w, q in queues.items() if w > i])
             for w, queue in queues.items():
                 settings = base.model_copy(
@@ -142,8 +145,9 @@ async def on_workers(loader: ContextLoader, tasks: list[dict[str, JSON]]) -> dic
 
 async def measure(loader: ContextLoader, quick: bool) -> dict[str, Any]:
     tasks = leaf_categories(loader.settings.data_path, 4 if quick else 8)
-    lite_full = await variants(loader, tasks[:3], 1 if quick else 2)
-    return {"n": len(tasks), "variants": lite_full, "walls": await on_workers(loader, tasks)}
+    lite_full = await variants(loader, tasks[: 2 if quick else 3], 1 if quick else 2)
+    walls = await on_workers(loader, tasks, QUICK_WORKERS if quick else WORKERS)
+    return {"n": len(tasks), "variants": lite_full, "walls": walls}
 
 
 def lines(result: dict[str, Any]) -> list[str]:
