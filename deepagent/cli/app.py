@@ -8,6 +8,7 @@ import typer
 
 from deepagent.cli import eval_cmd, tools_cmd
 from deepagent.cli.ask_cmd import ask_command
+from deepagent.cli.batch_cmd import batch_command
 from deepagent.cli.bench_cmd import bench_command
 from deepagent.cli.cases_cmd import app as cases_app
 from deepagent.cli.context_cmd import context_command
@@ -29,6 +30,7 @@ def build_app() -> typer.Typer:
     app.add_typer(tools_cmd.app, name="tools")
     app.command("context")(context_command)
     app.command("ask")(ask_command)
+    app.command("batch")(batch_command)
     app.command("bench")(bench_command)
     app.add_typer(eval_cmd.app, name="eval")
     app.add_typer(cases_app, name="cases")

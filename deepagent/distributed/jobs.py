@@ -13,14 +13,14 @@ import contextlib
 import math
 import os
 import time
-from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 from redis import Redis
-from redis.exceptions import RedisError
 from rq import get_current_job
 
 from context_loader.models import ContextRequest
+from deepagent.distributed.alive import heartbeat
 from deepagent.distributed.protocol import SubAgentJob, SubAgentJobResult, alive_key
 from deepagent.settings import Settings, load_settings
 
@@ -69,26 +69,6 @@ async def run_subagent(payload: dict[str, Any]) -> dict[str, Any]:
     return result.model_dump(mode="json")
 
 
-@contextlib.asynccontextmanager
-async def _alive(conn: Redis | None, job_id: str, job: SubAgentJob) -> AsyncIterator[None]:
-    if conn is None:  # called outside a worker (tests, direct calls)
-        yield
-        return
-    key, ttl = alive_key(job_id), max(1, math.ceil(job.alive_ttl_s))
-    worker = os.environ.get("RQ_WORKER_ID", "")
-
-    async def beat() -> None:
-        while True:
-            with contextlib.suppress(RedisError):  # a missed beat only risks a retry
-                await asyncio.to_thread(conn.set, key, worker, ex=ttl)
-            await asyncio.sleep(job.heartbeat_s)
-
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
-        with contextlib.suppress(Exception):
-            await asyncio.to_thread(conn.delete, key)
+def _alive(conn: Redis | None, job_id: str, job: SubAgentJob) -> AbstractAsyncContextManager[None]:
+    ttl = max(1, math.ceil(job.alive_ttl_s))
+    return heartbeat(conn, alive_key(job_id), ttl, job.heartbeat_s)

@@ -9,13 +9,17 @@
   "alive" key expired) and retries or fails it itself, leaving nothing in STARTED.
 - At the deadline (``subagent_timeout_s``, every attempt included) the job is cancelled
   or stopped and the action fails with the reason.
+
+:func:`submit_job` (enqueue or attach) and :class:`JobWatch` (poll, recover, deadline)
+know nothing about SubAgents: ``deepagent batch`` runs whole questions with them too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from rq import Queue, Retry, Worker
 from rq.command import send_stop_job_command
@@ -74,48 +78,113 @@ class RQRunner(SubAgentDispatcher):
             retries=settings.subagent_retries,
         )
         try:
-            return await watch.wait()
+            outcome = await watch.wait()
+        except JobFailed as exc:
+            raise SubAgentFailed(str(exc), attempts=exc.attempts, worker=exc.worker) from None
         except asyncio.CancelledError:  # the parent run stops: so does its SubAgent
             await asyncio.shield(asyncio.to_thread(watch.abandon))
             raise
+        result = SubAgentJobResult.model_validate(outcome.value)
+        enqueued = outcome.enqueued_at if outcome.enqueued_at is not None else result.started
+        return SubAgentRun(
+            record=RunRecord.model_validate(result.record),
+            worker=result.worker,
+            attempts=outcome.attempts,
+            queued_ms=round(max(0.0, result.started - enqueued) * 1000, 2),
+            notes=outcome.lost,
+        )
 
     def _submit(self, job_id: str, payload: SubAgentJob) -> Job:
-        """Enqueue, or attach to the job already running or finished under this id."""
-        conn = self.queue.connection
-        try:
-            job = Job.fetch(job_id, connection=conn)
-            if job.get_status() in LIVE | {JobStatus.FINISHED}:
-                return job
-            job.delete()  # an earlier attempt ended badly: this dispatch starts afresh
-        except NoSuchJobError:
-            pass
         settings = self.deps.settings
-        timeout = math.ceil(settings.subagent_timeout_s)
-        retries = settings.subagent_retries
-        return self.queue.enqueue(
+        return submit_job(
+            self.queue,
+            job_id,
             self.job_func,
             payload.model_dump(mode="json"),
-            job_id=job_id,
-            job_timeout=timeout,
-            ttl=timeout + TTL_GRACE_S,  # the watchdog cancels it first; this if nobody waits
-            result_ttl=RESULT_TTL_S,
-            failure_ttl=FAILURE_TTL_S,
-            retry=Retry(max=retries) if retries else None,
+            timeout_s=settings.subagent_timeout_s,
+            retries=settings.subagent_retries,
             description=f"SubAgent {job_id}",
         )
+
+
+def submit_job(
+    queue: Queue,
+    job_id: str,
+    func: str,
+    payload: dict[str, Any],
+    *,
+    timeout_s: float,
+    retries: int,
+    description: str,
+    queued_ttl_s: float | None = None,
+) -> Job:
+    """Enqueue, or attach to the job already queued, running or finished under this id
+    (a job that ended badly is replaced). ``queued_ttl_s``: how long it may wait in the
+    queue (default: its timeout plus a minute; the watchdog normally cancels it first)."""
+    conn = queue.connection
+    try:
+        job = Job.fetch(job_id, connection=conn)
+        if job.get_status() in LIVE | {JobStatus.FINISHED}:
+            return job
+        job.delete()  # an earlier attempt ended badly: this dispatch starts afresh
+    except NoSuchJobError:
+        pass
+    timeout = math.ceil(timeout_s)
+    return queue.enqueue(
+        func,
+        payload,
+        job_id=job_id,
+        job_timeout=timeout,
+        ttl=math.ceil(queued_ttl_s) if queued_ttl_s else timeout + TTL_GRACE_S,
+        result_ttl=RESULT_TTL_S,
+        failure_ttl=FAILURE_TTL_S,
+        retry=Retry(max=retries) if retries else None,
+        description=description,
+    )
+
+
+class JobFailed(Exception):
+    """The job produced no result (raised, lost, past its deadline); the message says why."""
+
+    def __init__(self, reason: str, *, attempts: int = 1, worker: str | None = None) -> None:
+        super().__init__(reason)
+        self.attempts = attempts
+        self.worker = worker
+
+
+@dataclass
+class JobOutcome:
+    """A finished job: its return value and how it got there."""
+
+    value: Any
+    attempts: int
+    enqueued_at: float | None = None
+    lost: list[str] = field(default_factory=list)
 
 
 class JobWatch:
     """Polls one job until it finishes, fails, is lost or passes its deadline."""
 
     def __init__(
-        self, queue: Queue, job: Job, *, timeout_s: float, lost_after_s: float, retries: int
+        self,
+        queue: Queue,
+        job: Job,
+        *,
+        timeout_s: float,
+        lost_after_s: float,
+        retries: int,
+        deadline_from: Literal["dispatch", "start"] = "dispatch",
+        poll_max_s: float = POLL_MAX_S,
     ) -> None:
+        """``deadline_from="start"``: the deadline counts from the moment a worker first
+        starts the job (a batch job may legitimately wait long in the queue)."""
         self.queue = queue
         self.job = job
         self.timeout_s = timeout_s
         self.lost_after_s = lost_after_s
         self.retries = retries
+        self.deadline_from = deadline_from
+        self.poll_max_s = poll_max_s
         self.lost: list[str] = []
 
     @property
@@ -123,9 +192,9 @@ class JobWatch:
         left = self.job.retries_left if self.job.retries_left is not None else self.retries
         return 1 + max(0, self.retries - left)
 
-    async def wait(self) -> SubAgentRun:
+    async def wait(self) -> JobOutcome:
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.timeout_s
+        deadline = loop.time() + self.timeout_s if self.deadline_from == "dispatch" else None
         silent_since: float | None = None
         poll = POLL_START_S
         while True:
@@ -135,38 +204,39 @@ class JobWatch:
             if status in ENDED_BADLY:
                 raise self._failed(await asyncio.to_thread(self._failure_reason, status))
             now = loop.time()
+            if deadline is None and status == JobStatus.STARTED:
+                deadline = now + self.timeout_s
             silent_since = None if alive or status != JobStatus.STARTED else silent_since or now
             if silent_since is not None and now - silent_since >= self.lost_after_s:
                 await asyncio.to_thread(self._recover)
                 silent_since = None
                 continue
-            if now >= deadline:
+            if deadline is not None and now >= deadline:
                 reason = await asyncio.to_thread(self.abandon)
                 raise self._failed(reason)
-            await asyncio.sleep(min(poll, max(0.0, deadline - now)))
-            poll = min(poll * 1.5, POLL_MAX_S)
+            left = self.poll_max_s if deadline is None else max(0.0, deadline - now)
+            await asyncio.sleep(min(poll, left))
+            poll = min(poll * 1.5, self.poll_max_s)
 
-    def _failed(self, reason: str) -> SubAgentFailed:
+    def _failed(self, reason: str) -> JobFailed:
         detail = f" (lost before: {'; '.join(self.lost)})" if self.lost else ""
-        return SubAgentFailed(reason + detail, attempts=self.attempts, worker=self.job.worker_name)
+        return JobFailed(reason + detail, attempts=self.attempts, worker=self.job.worker_name)
 
     def _probe(self) -> tuple[JobStatus | None, bool]:
         try:
             self.job.refresh()  # type: ignore[no-untyped-call]
         except NoSuchJobError:
-            raise SubAgentFailed(f"job {self.job.id} vanished from Redis") from None
+            raise JobFailed(f"job {self.job.id} vanished from Redis") from None
         alive = bool(self.queue.connection.exists(alive_key(self.job.id)))
         return self.job.get_status(refresh=False), alive
 
-    def _result(self) -> SubAgentRun:
-        result = SubAgentJobResult.model_validate(self.job.return_value(refresh=True))
-        enqueued = self.job.enqueued_at.timestamp() if self.job.enqueued_at else result.started
-        return SubAgentRun(
-            record=RunRecord.model_validate(result.record),
-            worker=result.worker,
+    def _result(self) -> JobOutcome:
+        enqueued = self.job.enqueued_at.timestamp() if self.job.enqueued_at else None
+        return JobOutcome(
+            value=self.job.return_value(refresh=True),
             attempts=self.attempts,
-            queued_ms=round(max(0.0, result.started - enqueued) * 1000, 2),
-            notes=list(self.lost),
+            enqueued_at=enqueued,
+            lost=list(self.lost),
         )
 
     def _failure_reason(self, status: JobStatus | None) -> str:

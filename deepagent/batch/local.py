@@ -1,0 +1,70 @@
+"""Batch runs in this process: N lanes, each running one question at a time with its own
+Agent (graph + in-memory checkpointer) over one shared RunDeps (loader, indexes, models)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from context_loader.loader import ContextLoader
+from deepagent.batch.items import BatchItem, failed_record
+from deepagent.batch.output import BatchLine
+from deepagent.deps import RunDeps
+from deepagent.record import RunRecord
+from deepagent.runs import Agent
+from deepagent.settings import Settings
+
+Emit = Callable[[BatchLine], None]
+Phase = Callable[[str], None]  # what the batch is doing (progress bar text)
+
+
+@dataclass
+class LocalBatch:
+    settings: Settings
+    key: str
+    concurrency: int
+    loader: ContextLoader | None = None  # one already loaded (tests); else built here
+
+    async def run(self, items: list[BatchItem], emit: Emit, phase: Phase) -> None:
+        if not items:
+            return
+        phase("loading context")
+        deps = RunDeps.create(self.settings, self.loader, use_redis=False)
+        phase("batch")
+        await run_local(items, deps, concurrency=self.concurrency, key=self.key, emit=emit)
+
+
+async def run_local(
+    items: list[BatchItem], deps: RunDeps, *, concurrency: int, key: str, emit: Emit
+) -> None:
+    """Run every item, at most ``concurrency`` at once; ``emit`` each line as it ends.
+    Cancelled: the runs in flight are dropped (no line), the caller redoes them later."""
+    pending = iter(items)
+    async with asyncio.TaskGroup() as group:
+        for _ in range(min(concurrency, len(items))):
+            group.create_task(_lane(pending, deps, key, emit))
+
+
+async def _lane(pending: Iterator[BatchItem], deps: RunDeps, key: str, emit: Emit) -> None:
+    for item in pending:  # lanes share the iterator: each item is taken once
+        emit(await run_item(item, deps, key))
+
+
+async def run_item(item: BatchItem, deps: RunDeps, key: str) -> BatchLine:
+    """One question to its end; a run that raises still gives a (failed) line."""
+    run_id, mode = item.run_id(key), item.mode or deps.settings.mode
+    started = time.monotonic()
+    try:
+        record = await _drive(Agent(deps), item, mode, run_id)
+    except Exception as exc:  # the batch goes on; the line says why this one failed
+        record = failed_record(item, run_id, mode, f"{type(exc).__name__}: {exc}")
+    wall_ms = round((time.monotonic() - started) * 1000, 2)
+    return BatchLine(id=item.id, record=record, wall_ms=wall_ms)
+
+
+async def _drive(agent: Agent, item: BatchItem, mode: str, run_id: str) -> RunRecord:
+    async for _ in agent.start(item.request(), mode=mode, run_id=run_id):
+        pass
+    return await agent.record(run_id)
