@@ -144,7 +144,7 @@ async def on_workers(
 
 
 async def measure(loader: ContextLoader, quick: bool) -> dict[str, Any]:
-    tasks = leaf_categories(loader.settings.data_path, 4 if quick else 8)
+    tasks = leaf_categories(loader.settings.data_path, 2 if quick else 8)
     lite_full = await variants(loader, tasks[: 2 if quick else 3], 1 if quick else 2)
     walls = await on_workers(loader, tasks, QUICK_WORKERS if quick else WORKERS)
     return {"n": len(tasks), "variants": lite_full, "walls": walls}
