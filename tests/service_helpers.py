@@ -120,3 +120,37 @@ def count_runs(env: Mapping[str, str]) -> int:
     uri = f"file:{env['DEEPAGENT_SERVICE_DB_PATH']}?mode=ro"
     with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
         return int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+
+@dataclass
+class Api:
+    """A running API process, its environment and the keys made for it (by name)."""
+
+    server: ApiServer
+    env: dict[str, str]
+    keys: dict[str, str]
+
+    def headers(self, key: str = "full", **extra: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.keys[key]}", **extra}
+
+    def client(self, key: str = "full") -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(
+            base_url=f"{self.server.url}/v1", api_key=self.keys[key], max_retries=0
+        )
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def env_for_api(data: Path, cache_dir: Path, workdir: Path, **settings: str) -> dict[str, str]:
+    """The API's environment: the test database, the shared index cache, ``settings``."""
+    base = {"DEEPAGENT_DATA_PATH": str(data), "DEEPAGENT_CACHE_DIR": str(cache_dir)}
+    return service_env(os.environ, workdir, **(base | settings))
+
+
+def start_api(env: dict[str, str], keys: Mapping[str, tuple[str, int, int]]) -> Api:
+    """Keys (name -> modules, rate, running runs) made with the CLI, then the server."""
+    made = {name: create_key(env, name, *spec) for name, spec in keys.items()}
+    return Api(ApiServer.start(env), env, made)

@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +21,7 @@ from context_loader.loader import ContextLoader
 from deepagent.distributed.cluster import free_port
 from deepagent.service.manager import ANSWER_CHARS
 from deepagent.service.openai_compat import MODELS, ChatRequest, Chunks
-from tests.service_helpers import (
-    ApiServer,
-    checkpoint_values,
-    count_runs,
-    create_key,
-    service_env,
-    sse,
-)
+from tests.service_helpers import Api, checkpoint_values, count_runs, env_for_api, sse, start_api
 
 LOOKUP = "2025年12月女装连衣裙类目下销售额为多少？"
 SLOW = (
@@ -42,43 +33,22 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
-@dataclass
-class Api:
-    server: ApiServer
-    env: dict[str, str]
-    keys: dict[str, str]
-
-    def client(self, key: str = "full") -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(
-            base_url=f"{self.server.url}/v1", api_key=self.keys[key], max_retries=0
-        )
-
-    def headers(self, key: str = "full") -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.keys[key]}"}
-
-
-def api_env(sample_db: Path, loader: ContextLoader, workdir: Path, **extra: str) -> dict[str, str]:
-    settings = {
-        "DEEPAGENT_DATA_PATH": str(sample_db),
-        "DEEPAGENT_CACHE_DIR": str(loader.settings.cache_dir),
-        "DEEPAGENT_OFFLINE_TOKENS_PER_S": '{"analyst": 400}',  # the report streams for a while
-    }
-    return service_env(os.environ, workdir, **(settings | extra))
-
-
 @pytest.fixture(scope="module")
 def api(
     sample_db: Path, loader: ContextLoader, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Api]:
-    env = api_env(sample_db, loader, tmp_path_factory.mktemp("openai"))
-    keys = {
-        "full": create_key(env, "full", "*", 1000, 50),
-        "narrow": create_key(env, "narrow", "category_trend", 1000, 50),
-        "rate": create_key(env, "rate", "*", 1, 50),
-    }
-    server = ApiServer.start(env)
-    yield Api(server, env, keys)
-    server.stop()
+    # the analyst streams at 400 tokens/s, so a report takes a while to arrive
+    env = env_for_api(
+        sample_db,
+        loader.settings.cache_dir,
+        tmp_path_factory.mktemp("openai"),
+        DEEPAGENT_OFFLINE_TOKENS_PER_S='{"analyst": 400}',
+    )
+    api = start_api(
+        env, {"full": ("*", 1000, 50), "narrow": ("category_trend", 1000, 50), "rate": ("*", 1, 50)}
+    )
+    yield api
+    api.stop()
 
 
 @pytest.fixture
@@ -329,11 +299,11 @@ async def test_a_failed_run_is_an_openai_error_and_not_retried(
 ) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens: the analyst call fails
     analyst = {"kind": "openai", "model": "gone", "base_url": dead, "max_retries": 0}
-    env = api_env(sample_db, loader, tmp_path, DEEPAGENT_MODELS=json.dumps({"analyst": analyst}))
-    key = create_key(env, "k", "*", 100, 10)
-    server = ApiServer.start(env)
+    models = json.dumps({"analyst": analyst})
+    env = env_for_api(sample_db, loader.settings.cache_dir, tmp_path, DEEPAGENT_MODELS=models)
+    api = start_api(env, {"k": ("*", 100, 10)})
     try:
-        client = openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key=key)  # retries on
+        client = openai.AsyncOpenAI(base_url=f"{api.server.url}/v1", api_key=api.keys["k"])
         with pytest.raises(openai.InternalServerError) as plain:
             await client.chat.completions.create(model="deepagent", messages=ask(LOOKUP))
         assert plain.value.code == "run_failed" and "failed" in plain.value.message
@@ -345,7 +315,7 @@ async def test_a_failed_run_is_an_openai_error_and_not_retried(
                 pass
         assert count_runs(env) == 2  # the client did not retry into a second run
     finally:
-        server.stop()
+        api.stop()
 
 
 async def test_chunks_end_cancelled_runs_with_an_error_and_guarded_ones_with_length() -> None:

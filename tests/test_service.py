@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +10,7 @@ import httpx
 import pytest
 
 from context_loader.loader import ContextLoader
-from tests.service_helpers import ApiServer, create_key, service_env, sse
+from tests.service_helpers import Api, ApiServer, create_key, env_for_api, sse, start_api
 
 LOOKUP = "2025年12月女装连衣裙类目下销售额为多少？"
 SLOW = (
@@ -23,25 +21,13 @@ VAGUE = "帮我分析一下"
 pytestmark = pytest.mark.asyncio(loop_scope="session")  # the loop of the client fixture
 
 
-@dataclass
-class Api:
-    server: ApiServer
-    env: dict[str, str]
-    keys: dict[str, str]
-
-    def headers(self, key: str = "full", **extra: str) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.keys[key]}", **extra}
-
-
 def api_env(sample_db: Path, loader: ContextLoader, workdir: Path, **extra: str) -> dict[str, str]:
     settings = {
-        "DEEPAGENT_DATA_PATH": str(sample_db),
-        "DEEPAGENT_CACHE_DIR": str(loader.settings.cache_dir),
         "DEEPAGENT_OFFLINE_LATENCY_MS": '{"planner": 200}',
         "DEEPAGENT_OFFLINE_TOKENS_PER_S": '{"analyst": 400}',
         "DEEPAGENT_RUN_LEASE_S": "2",
     }
-    return service_env(os.environ, workdir, **(settings | extra))
+    return env_for_api(sample_db, loader.settings.cache_dir, workdir, **(settings | extra))
 
 
 @pytest.fixture(scope="module")
@@ -50,14 +36,14 @@ def api(
 ) -> Iterator[Api]:
     env = api_env(sample_db, loader, tmp_path_factory.mktemp("api"))
     keys = {
-        "full": create_key(env, "full", "*", 1000, 50),
-        "narrow": create_key(env, "narrow", "category_trend", 1000, 50),
-        "rate": create_key(env, "rate", "*", 2, 50),
-        "single": create_key(env, "single", "*", 1000, 1),
+        "full": ("*", 1000, 50),
+        "narrow": ("category_trend", 1000, 50),
+        "rate": ("*", 2, 50),
+        "single": ("*", 1000, 1),
     }
-    server = ApiServer.start(env)
-    yield Api(server, env, keys)
-    server.stop()
+    api = start_api(env, keys)
+    yield api
+    api.stop()
 
 
 @pytest.fixture

@@ -32,8 +32,9 @@ from deepagent.batch.items import BatchItem, Mode, failed_record
 from deepagent.batch.local import Emit, Phase
 from deepagent.batch.output import BatchLine
 from deepagent.batch.workers import SpawnedWorkers, WorkerDied
+from deepagent.distributed.protocol import JobResult
 from deepagent.distributed.rq_runner import JobFailed, JobWatch, submit_job
-from deepagent.distributed.run_jobs import RUN_JOB_FUNC, RunJob, RunJobResult
+from deepagent.distributed.run_jobs import RUN_JOB_FUNC, RunJob
 from deepagent.record import RunRecord
 from deepagent.settings import Settings
 from deepagent.tools.executor import validation_message
@@ -125,7 +126,7 @@ class QueuedBatch:
             await self._abandon(watch)
             raise
         try:
-            result = RunJobResult.model_validate(outcome.value)
+            result = JobResult.model_validate(outcome.value)
             record = RunRecord.model_validate(result.record)
         except ValidationError as exc:  # another job function, another version
             reason = f"unreadable job result: {validation_message(exc)}"

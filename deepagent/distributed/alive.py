@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 
 from redis import Redis
 from redis.exceptions import RedisError
+from rq import get_current_job
+
+from deepagent.distributed.protocol import alive_key
 
 
 @contextlib.asynccontextmanager
@@ -38,3 +43,11 @@ async def heartbeat(
             await task
         with contextlib.suppress(Exception):
             await asyncio.to_thread(conn.delete, key)
+
+
+def current_job_alive(heartbeat_s: float, alive_ttl_s: float) -> AbstractAsyncContextManager[None]:
+    """The alive key of the RQ job running this code (nothing outside a worker)."""
+    current = get_current_job()
+    conn = current.connection if current else None
+    key = alive_key(current.id) if current else ""
+    return heartbeat(conn, key, max(1, math.ceil(alive_ttl_s)), heartbeat_s)

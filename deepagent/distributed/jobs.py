@@ -10,18 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
-import os
 import time
-from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
-from redis import Redis
-from rq import get_current_job
-
 from context_loader.models import ContextRequest
-from deepagent.distributed.alive import heartbeat
-from deepagent.distributed.protocol import SubAgentJob, SubAgentJobResult, alive_key
+from deepagent.distributed.alive import current_job_alive
+from deepagent.distributed.protocol import SubAgentJob, job_result
 from deepagent.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -57,18 +51,6 @@ async def run_subagent(payload: dict[str, Any]) -> dict[str, Any]:
     request = ContextRequest.model_validate(job.request)
     agent = preload(load_settings())
     started = time.time()
-    current = get_current_job()
-    async with _alive(current.connection if current else None, current.id if current else "", job):
+    async with current_job_alive(job.heartbeat_s, job.alive_ttl_s):
         record = await run_subagent_graph(agent, request, job.run_id)
-    result = SubAgentJobResult(
-        record=record.model_dump(mode="json"),
-        worker=os.environ.get("RQ_WORKER_ID"),
-        started=started,
-        ended=time.time(),
-    )
-    return result.model_dump(mode="json")
-
-
-def _alive(conn: Redis | None, job_id: str, job: SubAgentJob) -> AbstractAsyncContextManager[None]:
-    ttl = max(1, math.ceil(job.alive_ttl_s))
-    return heartbeat(conn, alive_key(job_id), ttl, job.heartbeat_s)
+    return job_result(record.model_dump(mode="json"), started)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import time
+
 from pydantic import Field
 
 from deepagent.schema import JSON, Strict
@@ -19,11 +22,21 @@ class SubAgentJob(Strict):
     alive_ttl_s: float = Field(gt=0, description="how long one report counts")
 
 
-class SubAgentJobResult(Strict):
-    record: dict[str, JSON] = Field(description="the sub-run's RunRecord")
+class JobResult(Strict):
+    """What a SubAgent job or a batch run job returns."""
+
+    record: dict[str, JSON] = Field(description="the (sub-)run's RunRecord")
     worker: str | None = None
     started: float = Field(description="epoch seconds, on the worker")
     ended: float
+
+
+def job_result(record: dict[str, JSON], started: float) -> dict[str, JSON]:
+    """A job's return value: the record, where and when it ran (worker clock)."""
+    worker = os.environ.get("RQ_WORKER_ID")
+    return JobResult(record=record, worker=worker, started=started, ended=time.time()).model_dump(
+        mode="json"
+    )
 
 
 def alive_key(job_id: str) -> str:

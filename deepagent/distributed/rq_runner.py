@@ -28,7 +28,7 @@ from rq.job import Job, JobStatus
 from rq.job_lifecycle import record_job_failure
 
 from context_loader.models import ContextRequest
-from deepagent.distributed.protocol import JOB_FUNC, SubAgentJob, SubAgentJobResult, alive_key
+from deepagent.distributed.protocol import JOB_FUNC, JobResult, SubAgentJob, alive_key
 from deepagent.record import RunRecord
 from deepagent.subagents import SubAgentDispatcher, SubAgentFailed, SubAgentRun
 
@@ -84,7 +84,7 @@ class RQRunner(SubAgentDispatcher):
         except asyncio.CancelledError:  # the parent run stops: so does its SubAgent
             await asyncio.shield(asyncio.to_thread(watch.abandon))
             raise
-        result = SubAgentJobResult.model_validate(outcome.value)
+        result = JobResult.model_validate(outcome.value)
         enqueued = outcome.enqueued_at if outcome.enqueued_at is not None else result.started
         return SubAgentRun(
             record=RunRecord.model_validate(result.record),

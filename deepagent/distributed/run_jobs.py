@@ -11,18 +11,15 @@ run that waits for its SubAgents.
 
 from __future__ import annotations
 
-import math
-import os
 import time
 from typing import Any, Literal
 
 from pydantic import Field
-from rq import get_current_job
 
 from context_loader.models import ContextRequest
-from deepagent.distributed.alive import heartbeat
+from deepagent.distributed.alive import current_job_alive
 from deepagent.distributed.jobs import preload
-from deepagent.distributed.protocol import alive_key
+from deepagent.distributed.protocol import job_result
 from deepagent.schema import JSON, Strict
 from deepagent.settings import load_settings
 
@@ -39,30 +36,14 @@ class RunJob(Strict):
     alive_ttl_s: float = Field(gt=0, description="how long one report counts")
 
 
-class RunJobResult(Strict):
-    record: dict[str, JSON] = Field(description="the run's RunRecord")
-    worker: str | None = None
-    started: float = Field(description="epoch seconds, on the worker")
-    ended: float
-
-
 async def run_question(payload: dict[str, Any]) -> dict[str, Any]:
     """RQ entry point: run one question to its end and return its RunRecord."""
     job = RunJob.model_validate(payload)
     request = ContextRequest.model_validate(job.request)
     agent = preload(load_settings())
     started = time.time()
-    current = get_current_job()
-    conn = current.connection if current else None
-    ttl = max(1, math.ceil(job.alive_ttl_s))
-    async with heartbeat(conn, alive_key(current.id) if current else "", ttl, job.heartbeat_s):
+    async with current_job_alive(job.heartbeat_s, job.alive_ttl_s):
         async for _ in agent.start(request, mode=job.mode, run_id=job.run_id):
             pass
         record = await agent.record(job.run_id)
-    result = RunJobResult(
-        record=record.model_dump(mode="json"),
-        worker=os.environ.get("RQ_WORKER_ID"),
-        started=started,
-        ended=time.time(),
-    )
-    return result.model_dump(mode="json")
+    return job_result(record.model_dump(mode="json"), started)
