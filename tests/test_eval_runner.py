@@ -172,11 +172,10 @@ def test_eval_run_bad_input_exits_2(tmp_path: Path, sample_db: Path) -> None:
     assert code == 2 and "mapping" in err
 
 
-def test_eval_run_command_prints_the_summary(tmp_path: Path, sample_db: Path) -> None:
-    warm = ROOT / "var" / "cache"
-    if not (warm.is_dir() and any(warm.glob("*.npy"))):
-        pytest.skip("cold embedding cache; the runner is covered by the tests above")
-    shutil.copytree(warm, tmp_path / "cache")
+def test_eval_run_command_prints_the_summary(
+    tmp_path: Path, sample_db: Path, loader: ContextLoader
+) -> None:
+    shutil.copytree(loader.settings.cache_dir, tmp_path / "cache")  # warm: built by the fixture
     args = ["eval", "run", "--set", str(CORE), "--limit", "2", "--out", str(tmp_path / "ev")]
     env = {"DEEPAGENT_DATA_PATH": str(sample_db), "DEEPAGENT_CACHE_DIR": str(tmp_path / "cache")}
     result = CliRunner().invoke(build_app(), [*args, "--json"], env=env)
