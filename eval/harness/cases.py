@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -29,16 +29,7 @@ QuestionType = Literal[
     "no_data",
     "adversarial",
 ]
-QUESTION_TYPES: tuple[QuestionType, ...] = (
-    "lookup",
-    "analysis",
-    "multi_module",
-    "drill_down",
-    "fan_out",
-    "clarification",
-    "no_data",
-    "adversarial",
-)
+QUESTION_TYPES: tuple[QuestionType, ...] = get_args(QuestionType)
 Source = Literal["realistic", "constructed", "case_library", "variant"]
 MatchMode = Literal["strict", "unordered", "subset", "superset"]
 AnswerType = Literal["lookup", "analysis"]
