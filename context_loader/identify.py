@@ -19,6 +19,8 @@ from typing import Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from context_loader.entities import MIN_LEFT
+from context_loader.keywords import ModuleHits, module_hits
 from context_loader.models import ModuleScore, PageContext
 from context_loader.module_index import ModuleIndex, clauses
 from deepagent.prompts import render
@@ -57,7 +59,6 @@ class OfflineWeights:
     page: float = 1.2  # the page the user is on belongs to the module
     relative_cut: float = 0.95  # keep modules scoring at least this share of the best
     absolute_cut: float = 0.3
-    runner_up_cut: float = 0.75  # beside an anchored top module, keep a close runner-up
     clause_margin: float = 0.25  # a clause's best module must lead the next by this much
     vote_depth: int = 5
 
@@ -82,9 +83,10 @@ class OfflineClassifier:
         votes = _case_votes(evidence.case_hits[: self.w.vote_depth], names)
         similar = self._similarity(evidence.question, names)
         page_type = evidence.page.type if evidence.page else None
+        found = module_hits(evidence.question, evidence.manifests)
         scores = []
         for m in evidence.manifests:
-            hits = keyword_hits(evidence.question, m.keywords)
+            hits = found[m.name].keywords
             on_page = page_type is not None and page_type in m.pages
             total = (
                 self.w.examples * similar[m.name]
@@ -105,33 +107,13 @@ class OfflineClassifier:
                 ModuleScore(name=m.name, score=round(total, 4), selected=False, evidence=why)
             )
         selected = self._select(scores)
-        anchored = self._apply_anchors(evidence, selected)
-        if anchored and selected[0].name in anchored and len(selected) > 1:
-            # An anchor phrase ("my new product") often names the subject, not the ask:
-            # keep the strongest other module when it is close behind.
-            runner = selected[1]
-            if runner.score >= self.w.runner_up_cut * selected[0].score:
-                runner.selected = True
-                runner.evidence.append("runner-up beside an anchored module")
+        _apply_anchors(found, selected)
         for name, part in self._clause_picks(evidence):
             for s in selected:
                 if s.name == name and not s.selected:
                     s.selected = True
                     s.evidence.append(f"clause: {part}")
         return Identification(scores=selected, method="offline")
-
-    def _apply_anchors(self, evidence: Evidence, scores: list[ModuleScore]) -> set[str]:
-        anchored = set()
-        for m in evidence.manifests:
-            anchors = keyword_hits(evidence.question, m.anchors)
-            if not anchors:
-                continue
-            anchored.add(m.name)
-            for s in scores:
-                if s.name == m.name:
-                    s.selected = True
-                    s.evidence.append("anchors: " + ", ".join(anchors[:3]))
-        return anchored
 
     def _similarity(self, text: str, names: list[str]) -> dict[str, float]:
         if self.index is None:
@@ -141,16 +123,19 @@ class OfflineClassifier:
 
     def _clause_picks(self, evidence: Evidence) -> list[tuple[str, str]]:
         parts = clauses(evidence.question)
+        if self.index is not None:  # a clause that is only a name ("…, Mascara") asks nothing
+            parts = [p for p in parts if len(self.index.masker.left(p)) >= MIN_LEFT]
         if len(parts) < 2:
             return []
         names = [m.name for m in evidence.manifests]
         picks = []
         for part in parts:
             similar = self._similarity(part, names)
+            found = module_hits(part, evidence.manifests)
             ranked = sorted(
                 (
                     self.w.examples * similar[m.name]
-                    + self.w.keywords * _keyword_strength(keyword_hits(part, m.keywords)),
+                    + self.w.keywords * _keyword_strength(found[m.name].keywords),
                     m.name,
                 )
                 for m in evidence.manifests
@@ -168,6 +153,14 @@ class OfflineClassifier:
         return scores
 
 
+def _apply_anchors(found: dict[str, ModuleHits], scores: list[ModuleScore]) -> None:
+    for s in scores:
+        anchors = found[s.name].anchors
+        if anchors:
+            s.selected = True
+            s.evidence.append("anchors: " + ", ".join(anchors[:3]))
+
+
 def _keyword_strength(hits: Sequence[str]) -> float:
     return min(1.0, 0.6 + 0.2 * (len(hits) - 1)) if hits else 0.0
 
@@ -183,25 +176,6 @@ def _case_votes(hits: Sequence[CaseHit], names: Sequence[str]) -> dict[str, floa
             if module in votes:
                 votes[module] += hit.score / mass
     return votes
-
-
-def keyword_hits(question: str, keywords: Sequence[str]) -> list[str]:
-    """Keywords present in the question: substrings for Chinese, whole words for English."""
-    text = question.lower()
-    found = []
-    for kw in keywords:
-        k = kw.lower().strip()
-        if not k:
-            continue
-        if k.isascii():
-            stem = (
-                re.escape(k[:-1]) + "(?:y|ies)" if k.endswith("y") else re.escape(k) + "(?:s|es)?"
-            )
-            if re.search(rf"(?<![a-z]){stem}(?![a-z])", text):
-                found.append(kw)
-        elif k in text:
-            found.append(kw)
-    return found
 
 
 class LLMClassifier:

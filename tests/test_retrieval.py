@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from context_loader.identify import Evidence, OfflineClassifier, keyword_hits, parse_modules
+from context_loader.identify import Evidence, OfflineClassifier, parse_modules
+from context_loader.keywords import keyword_hits
 from context_loader.models import PageContext
 from rag_cases.retriever import CaseRetriever, Embedder, Vectors
 from rag_cases.store import CaseLibrary, load_cases

@@ -24,6 +24,7 @@ from business.modules._recognize import (
     rank_categories,
 )
 from business.modules._shared import Args, OptionalMonth, money, resolve_month, store_of
+from business.modules._vocabulary import entity_names as entity_names
 from business.store import Row, Store
 from deepagent.schema import ToolResult
 from deepagent.tools import ToolContext, tool

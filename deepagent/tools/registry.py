@@ -9,7 +9,7 @@ and ``Settings.modules``; the engine never imports a business package by name.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -72,10 +72,16 @@ class ModuleManifest(Strict):
     )
 
 
+EntityNames = Callable[[Settings], list[str]]
+"""A module's optional ``entity_names(settings)`` hook: names of the things its data holds
+(category names, brands). The offline classifier removes them before intent similarity."""
+
+
 @dataclass(frozen=True)
 class BusinessModule:
     manifest: ModuleManifest
     tools: tuple[ToolSpec, ...]
+    entity_names: EntityNames | None = None
 
     @property
     def name(self) -> str:
@@ -113,6 +119,12 @@ class ToolRegistry:
 
     def get(self, name: str) -> ToolSpec | None:
         return self.tools.get(name)
+
+    def entity_names(self, settings: Settings) -> list[str]:
+        """All modules' entity names (see ``EntityNames``)."""
+        return sorted(
+            {n for m in self.modules.values() if m.entity_names for n in m.entity_names(settings)}
+        )
 
     def business_modules(self) -> list[str]:
         """Every module except the always-loaded ``common`` (and ``workspace``)."""
@@ -165,7 +177,10 @@ def load_module(path: str) -> BusinessModule:
         raise RegistryError(f"cannot import business module {path!r}: {exc}") from exc
     manifest = _manifest_of(py_module)
     tools = tuple(v for v in vars(py_module).values() if isinstance(v, ToolSpec))
-    return BusinessModule(manifest=manifest, tools=tools)
+    names = getattr(py_module, "entity_names", None)
+    if names is not None and not callable(names):
+        raise RegistryError(f"{path}: entity_names must be a function of the settings")
+    return BusinessModule(manifest=manifest, tools=tools, entity_names=names)
 
 
 def _manifest_of(py_module: ModuleType) -> ModuleManifest:
