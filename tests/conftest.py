@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import shutil
 import socket
 import sqlite3
 from collections.abc import Iterator
@@ -113,3 +114,11 @@ def loader(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Context
     """One context loader (cases, skills, indexes) over the small database."""
     settings = Settings(data_path=sample_db, cache_dir=tmp_path_factory.mktemp("cache"))
     return ContextLoader.create(settings)
+
+
+@pytest.fixture
+def warm_cache(loader: ContextLoader, tmp_path: Path) -> Path:
+    """A private copy of the loader's embedding cache (keyed by content, so reusable): a
+    test that creates its own loader over the small database skips ~25 s of embedding."""
+    assert loader.settings.cache_dir is not None
+    return Path(shutil.copytree(loader.settings.cache_dir, tmp_path / "cache"))

@@ -180,8 +180,8 @@ def test_console_entry_point_runs(sample_db: Path) -> None:
     assert proc.returncode == 2 and proc.stderr.startswith("error: unknown tool")
 
 
-def test_context_command_json_and_bad_input(sample_db: Path, tmp_path: Path) -> None:
-    env = {"DEEPAGENT_DATA_PATH": str(sample_db), "DEEPAGENT_CACHE_DIR": str(tmp_path)}
+def test_context_command_json_and_bad_input(sample_db: Path, warm_cache: Path) -> None:
+    env = {"DEEPAGENT_DATA_PATH": str(sample_db), "DEEPAGENT_CACHE_DIR": str(warm_cache)}
     app = build_app()
     result = CliRunner().invoke(
         app, ["context", "2025年12月女装连衣裙类目下销售额为多少？", "--json"], env=env
@@ -213,10 +213,10 @@ def test_ask_bad_input_exits_2(sample_db: Path, args: list[str], reason: str) ->
     assert err.count("\n") == 1 and reason in err
 
 
-def test_ask_json_prints_the_run_record(sample_db: Path, tmp_path: Path) -> None:
+def test_ask_json_prints_the_run_record(sample_db: Path, tmp_path: Path, warm_cache: Path) -> None:
     env = {
         "DEEPAGENT_DATA_PATH": str(sample_db),
-        "DEEPAGENT_CACHE_DIR": str(tmp_path / "cache"),
+        "DEEPAGENT_CACHE_DIR": str(warm_cache),
         "DEEPAGENT_CHECKPOINT_PATH": str(tmp_path / "checkpoints.sqlite"),
     }
     question = "2025年12月女装连衣裙类目下销售额为多少？"

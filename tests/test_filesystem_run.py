@@ -16,10 +16,12 @@ from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 
 
-async def test_large_results_are_offloaded_and_readable(sample_db: Path, tmp_path: Path) -> None:
+async def test_large_results_are_offloaded_and_readable(
+    sample_db: Path, tmp_path: Path, warm_cache: Path
+) -> None:
     settings = Settings(
         data_path=sample_db,
-        cache_dir=tmp_path / "cache",
+        cache_dir=warm_cache,
         filesystem=True,
         offload_chars=500,
         workspace_root=tmp_path / "ws",
