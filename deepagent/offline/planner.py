@@ -22,6 +22,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from deepagent.analysis.inputs import classify_question
 from deepagent.binding import BindingError, fill_template, param_names
 from deepagent.language import detect_language
+from deepagent.offline.clarity import Unclear, unclear
 from deepagent.planning.render import sections
 from deepagent.schema import (
     JSON,
@@ -47,6 +48,7 @@ class Situation:
     mode: str
     subagents: bool
     lite: bool
+    conversation: bool = False
 
 
 def read_situation(messages: Sequence[BaseMessage]) -> Situation:
@@ -73,6 +75,7 @@ def read_situation(messages: Sequence[BaseMessage]) -> Situation:
         mode=parts.get("mode", "tree").strip(),
         subagents='"kind": "subagent"' in system,
         lite="keep no TodoList" in system,
+        conversation=bool(json.loads(parts.get("conversation", "[]") or "[]")),
     )
 
 
@@ -148,12 +151,14 @@ def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
         if batch:
             return _act(sit, case, plan, batch, ok)
         if not any(done.get(a.id) == "ok" for a in plan):
-            alternative = _first_fitting(sit, exclude=tried)
+            alternative = _first_fitting(sit, exclude=tried, avoid=_failed_calls(sit.history))
             if alternative is not None:
                 alt_case, alt_plan = alternative
                 alt_batch = _batch(alt_plan, set(), sit.mode)
                 return _act(sit, alt_case, alt_plan, alt_batch, set(), alternative=True)
         return _final(sit, case)
+    if not done and not sit.lite and (why := unclear(sit.question, sit.params, sit.conversation)):
+        return _ask(sit, why)
     first = _first_fitting(sit, exclude=tried)
     if first is None:
         return _ask(sit)
@@ -178,18 +183,32 @@ def _current_case(
 
 
 def _first_fitting(
-    sit: Situation, exclude: set[str]
+    sit: Situation, exclude: set[str], avoid: frozenset[str] = frozenset()
 ) -> tuple[dict[str, Any], list[ActionSpec]] | None:
-    """The first fitting case, preferring one of the question's type (lookup/analysis)."""
+    """The first fitting case, preferring one of the question's type (lookup/analysis),
+    skipping cases that would repeat a call that already failed or came back empty."""
     kind = classify_question(sit.question)
     ordered = sorted(sit.cases, key=lambda c: c.get("question_type", "analysis") != kind)
     for case in ordered:
         if case_tag(case["id"]) in exclude:
             continue
         plan = fill_case(case, sit)
-        if plan is not None:
+        if plan is not None and not any(_call_key(a.tool, a.args) in avoid for a in plan):
             return case, plan
     return None
+
+
+def _call_key(tool: str | None, args: dict[str, Any]) -> str:
+    return f"{tool}:{json.dumps(args, sort_keys=True, ensure_ascii=False)}"
+
+
+def _failed_calls(history: list[dict[str, Any]]) -> frozenset[str]:
+    return frozenset(
+        _call_key(a.get("tool"), a.get("args", {}))
+        for rnd in history
+        for a in rnd.get("actions", [])
+        if a.get("status") in ("failed", "empty") and a.get("tool")
+    )
 
 
 def _batch(remaining: list[ActionSpec], ok: set[str], mode: str) -> list[ActionSpec]:
@@ -244,18 +263,36 @@ def _final(sit: Situation, case: dict[str, Any]) -> PlannerDecision:
     )
 
 
-def _ask(sit: Situation) -> PlannerDecision:
-    missing = missing_params(sit.cases, sit.params)
-    if sit.language == "zh":
-        question = "我还不能确定要分析的对象，请补充具体的类目、商品或时间范围。"
-        if missing:
-            question += f"（缺少：{'、'.join(missing)}）"
-    else:
-        question = "I cannot tell yet what to analyse: please name the category, product or period."
-        if missing:
-            question += f" (missing: {', '.join(missing)})"
+_ASK = {
+    "zh": (
+        "我还不能确定要分析的对象",
+        "：请补充具体的类目、商品或时间范围。",
+        "（缺少：{}）",
+        "、",
+    ),
+    "en": (
+        "I cannot tell yet what to analyse",
+        ": please name the category, product or period.",
+        " (missing: {})",
+        ", ",
+    ),
+}
+
+
+def _ask(sit: Situation, why: Unclear | None = None) -> PlannerDecision:
+    lead, tail, missing_note, sep = _ASK["zh" if sit.language == "zh" else "en"]
+    if why:
+        reason = why.reason_zh if sit.language == "zh" else why.reason_en
+        lead = reason[:1].upper() + reason[1:]
+    question = lead + tail
+    missing = [] if why else missing_params(sit.cases, sit.params)
+    if missing:
+        question += missing_note.format(sep.join(missing))
+    thought = "No reference case fits the question with the parameters at hand."
+    if why:
+        thought = f"The question cannot be acted on as it stands: {why.reason_en}."
     return PlannerDecision(
-        thought="No reference case fits the question with the parameters at hand.",
+        thought=thought,
         todo_list=[TodoItem(content=sit.question, status="pending")],
         action=CallHuman(question=question),
     )

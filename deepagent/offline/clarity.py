@@ -1,0 +1,84 @@
+"""When the offline planner asks instead of acting: the question points at something the
+context does not hold, or asks for nothing in particular.
+
+A model planner reads "这个商品" or "compare them" and sees that nothing in the context
+says which; the case-guided planner needs the same judgement spelled out, or it fills a
+case from default parameters (the merchant's main category, their newest product) and
+answers a question nobody asked. A reference counts as resolved when the user is on a
+page, the conversation has earlier turns, the question names a category or a product id,
+or it says "my"/"我的" (the merchant's own things) or names a new product (the skill rule
+picks the first of the merchant's new products).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from deepagent.schema import JSON
+
+_NOUNS_ZH = "商品|产品|单品|品|宝贝|类目|品类|竞品|对手|活动|店铺|店|品牌|牌子|款"
+_DANGLING_ZH = re.compile(rf"(?:这|那|该)(?:个|款|件|两个|几个|些|两款|几款)?(?:{_NOUNS_ZH})")
+_NOUNS_EN = (
+    r"products?|items?|categor(?:y|ies)|campaigns?|rivals?|competitors?|brands?|shops?"
+    r"|skus?|ones?"
+)
+_DANGLING_EN = re.compile(rf"\b(?:this|that|these|those|the other)\s+(?:{_NOUNS_EN})\b", re.I)
+# A bare pronoun only dangles in a short question; a longer one names its own antecedent
+# ("which leaves compete least, and what do they have in common?").
+_PRONOUN = re.compile(r"(?<!其)它们?|\b(?:it|them|they)\b", re.I)
+SHORT_WORDS, SHORT_CHARS = 6, 12
+# The merchant's own things, and new products (the skill rule: with no product named, the
+# first of the merchant's new-product list) resolve a reference.
+_OWN = re.compile(
+    r"我的|我们的|我家|我店|本店|新品|\bmy\b|\bour\b|\bnew(?:est)? (?:product|launch)", re.I
+)
+_PRODUCT_ID = re.compile(r"\d{3,}")
+# Words that ask for something without saying what: requests, politeness, filler.
+_FILLER_ZH = re.compile(
+    r"帮我|给我|麻烦|请|想|了解|分析|看看|看一下|瞧瞧|一下|出个|做个|报告|总结|情况|"
+    r"我|你|吧|呢|吗|啊|呀|的|个|：|:|，|,|。|？|\?|！|!|\s"
+)
+_FILLER_EN = re.compile(
+    r"\b(?:please|help|me|us|analy[sz]e|analysis|look|at|give|show|tell|make|a|an|the|"
+    r"report|summary|for|quick|question|hi|hello|can|could|you|i|want|to|know|about|"
+    r"something|it|them)\b|[\s.,:;!?]",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Unclear:
+    reason_zh: str
+    reason_en: str
+
+
+def unclear(question: str, params: dict[str, JSON], has_conversation: bool) -> Unclear | None:
+    """Why the question cannot be acted on as it stands, or None when it can."""
+    if not _FILLER_ZH.sub("", _FILLER_EN.sub("", question)):
+        return Unclear("问题没有说明要分析什么", "the question does not say what to analyse")
+    if _resolved(question, params, has_conversation):
+        return None
+    found = _DANGLING_ZH.search(question) or _DANGLING_EN.search(question)
+    if found is None and _short(question):
+        found = _PRONOUN.search(question)
+    if found is None:
+        return None
+    ref = found.group(0)
+    return Unclear(f"不清楚“{ref}”指的是哪一个", f'it is not clear what "{ref}" refers to')
+
+
+def _short(question: str) -> bool:
+    if question.isascii():
+        return len(question.split()) <= SHORT_WORDS
+    return len(question.strip()) <= SHORT_CHARS
+
+
+def _resolved(question: str, params: dict[str, JSON], has_conversation: bool) -> bool:
+    return (
+        has_conversation
+        or params.get("page") is not None
+        or params.get("category") is not None
+        or bool(_OWN.search(question))
+        or bool(_PRODUCT_ID.search(question))
+    )

@@ -1,0 +1,85 @@
+"""The offline planner asks when a question points at something the context does not hold
+or asks for nothing in particular, and acts when a page, the conversation, a named
+category or product, or "my" resolves the reference."""
+
+from __future__ import annotations
+
+import pytest
+
+from context_loader.loader import ContextLoader
+from context_loader.models import ContextRequest, PageContext
+from deepagent.graph import RunDeps
+from deepagent.offline.clarity import unclear
+from deepagent.offline.models import OfflinePlannerModel
+from deepagent.record import RunRecord
+from deepagent.runs import Agent
+
+
+@pytest.mark.parametrize(
+    ("question", "reference"),
+    [
+        ("这个商品最近卖得怎么样？", "这个商品"),
+        ("对比一下那两个类目", "那两个类目"),
+        ("How is this product doing lately?", "this product"),
+        ("Show me the numbers for that campaign.", "that campaign"),
+        ("Compare them for me", "them"),
+        ("它的价格带呢？", "它"),
+    ],
+)
+def test_a_dangling_reference_is_named(question: str, reference: str) -> None:
+    why = unclear(question, {}, has_conversation=False)
+    assert why is not None and f"“{reference}”" in why.reason_zh
+    assert f'"{reference}"' in why.reason_en
+
+
+@pytest.mark.parametrize("question", ["帮我分析一下", "给我出个报告", "Analyze it for me."])
+def test_a_question_that_asks_for_nothing(question: str) -> None:
+    why = unclear(question, {}, has_conversation=False)
+    assert why is not None and "does not say what" in why.reason_en
+
+
+@pytest.mark.parametrize(
+    ("question", "params", "conversation"),
+    [
+        ("这个商品最近卖得怎么样？", {"page": {"type": "product_detail_page"}}, False),
+        ("它的价格带呢？", {}, True),
+        ("面霜这个类目怎么样", {"category": {"id": 3}}, False),
+        ("How is product 9122 doing?", {}, False),
+        ("How is my new product doing lately?", {}, False),
+        ("我最新上的那款新品卖得咋样", {}, False),
+        ("这个月连衣裙卖得怎么样", {}, False),  # 这个月 is a time, not a thing
+        ("Which leaves compete least, and what do they have in common?", {}, False),
+        ("哪些叶子类目竞争最小？", {}, False),  # the skill's main-category fallback applies
+    ],
+)
+def test_resolved_or_specific_questions_go_ahead(
+    question: str, params: dict[str, object], conversation: bool
+) -> None:
+    assert unclear(question, params, conversation) is None
+
+
+async def _run(loader: ContextLoader, request: ContextRequest) -> RunRecord:
+    agent = Agent(RunDeps(loader.settings, loader, OfflinePlannerModel(), None))
+    run_id = ""
+    async for event in agent.start(request):
+        run_id = event.run_id
+    return await agent.record(run_id)
+
+
+async def test_the_planner_asks_before_calling_any_tool(loader: ContextLoader) -> None:
+    record = await _run(loader, ContextRequest(question="How is this product doing lately?"))
+    assert record.status == "needs_input"
+    assert record.pending_question and '"this product"' in record.pending_question
+    assert not any(r.actions for r in record.rounds)  # no tool was called
+
+
+async def test_on_a_product_page_the_same_question_is_answered(
+    loader: ContextLoader, db: object
+) -> None:
+    product_id = db.execute("SELECT id FROM products LIMIT 1").fetchone()[0]  # type: ignore[attr-defined]
+    page = PageContext(type="product_detail_page", product_id=product_id)
+    record = await _run(
+        loader, ContextRequest(question="How is this product doing lately?", page=page)
+    )
+    assert record.status == "completed"
+    assert any(a.status == "ok" for r in record.rounds for a in r.actions)
