@@ -144,10 +144,12 @@ ASKED: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 
-def asked_metric(question: str) -> tuple[str, ...]:
-    """The data fields a lookup question asks for (GMV when nothing more specific)."""
+def asked_metrics(question: str) -> list[tuple[str, ...]]:
+    """The figures a lookup question asks for, each as its candidate data fields (GMV when
+    nothing more specific): "how many buyers and sellers" asks for two."""
     text = question.lower()
-    return next((keys for keys, words in ASKED if re.search(words, text)), ("gmv", "latest_gmv"))
+    found = [keys for keys, words in ASKED if re.search(words, text)]
+    return found or [("gmv", "latest_gmv")]
 
 
 # --- Reading collected data by its shape (not by tool name) -----------------------------

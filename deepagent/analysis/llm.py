@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from deepagent.analysis.inputs import AnalysisInput, CollectedResult, display_source
-from deepagent.analysis.offline import say
+from deepagent.analysis.phrases import say
 from deepagent.prompts import render
 
 MAX_DATA_CHARS = 20_000

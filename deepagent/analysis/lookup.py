@@ -1,0 +1,109 @@
+"""The offline lookup answer: the asked figures, or the asked list, each with its source.
+
+A lookup gets sentences, not a report. When the question asks for several figures ("how
+many buyers and sellers"), every one the data holds is given; when it asks for a list
+("哪几个", "前三", "top 10", "which categories"), the first rows are listed, each with the
+asked figure. Rows come in the order the tool ranked them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deepagent.analysis.inputs import (
+    AnalysisInput,
+    Row,
+    Section,
+    asked_metrics,
+    fmt,
+    label,
+    main_list,
+    name_of,
+    numeric_keys,
+    parent_of,
+)
+from deepagent.analysis.phrases import say, source_line
+from deepagent.language import Language
+
+_LIST = re.compile(
+    r"哪些|哪几|前\s*\d+|前[一二两三四五六七八九十]|排行|榜单?|\btop[ -]?\d+|"
+    r"\bwhich\s+\w+s\b|\bwhat\s+(?:are|were)\b|\blist\b|\b(?:best|top)[- ]selling\b",
+    re.I,
+)
+_SIZE = re.compile(r"(?:前|\btop[ -]?|\bthe\s+)(\d{1,2})\b|(\d{1,2})\s*(?:个|款|家|种|名|大)", re.I)
+_ZH_SIZE = re.compile(r"前([一二两三四五六七八九十])")
+_ZH_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九十", 1)} | {"两": 2}
+DEFAULT_LIST, MAX_LIST, MAX_LINES = 5, 10, 9
+
+
+def list_size(question: str) -> int | None:
+    """How many rows a list question asks for; None when it asks for figures."""
+    if not _LIST.search(question):
+        return None
+    if m := _SIZE.search(question):
+        return max(1, min(int(m.group(1) or m.group(2)), MAX_LIST))
+    if m := _ZH_SIZE.search(question):
+        return _ZH_DIGITS[m.group(1)]
+    return DEFAULT_LIST
+
+
+def lookup_answer(inp: AnalysisInput, sections: list[Section]) -> list[str]:
+    """The asked figures or list, each block followed by its source line."""
+    lang, asked, size = inp.language, asked_metrics(inp.question), list_size(inp.question)
+    lines: list[str] = []
+    for res in (r for sec in sections for r in sec.results):
+        if len(lines) >= MAX_LINES:
+            break
+        data = res.data if isinstance(res.data, dict) else {}
+        rows = main_list(data)
+        block = (
+            _list_block(data, rows, asked, size, lang)
+            if size and rows
+            else _figure_block(data, rows, asked, lang)
+        )
+        if block:
+            lines += [*block, "", source_line([res], lang), ""]
+    if not lines:  # no figure matched: the first result's own summary, with its source
+        res = sections[0].results[0]
+        lines = [say(lang, "answer_text", text=res.plain_text), "", source_line([res], lang), ""]
+    return lines
+
+
+def _figure_block(
+    data: Row, rows: list[Row], asked: list[tuple[str, ...]], lang: Language
+) -> list[str]:
+    who = parent_of(data, lang)
+    if rows and not any(data.get(k) is not None for keys in asked for k in keys):
+        who, data = name_of(rows[0], lang) or who, {**data, **rows[0]}  # the first row's
+    month = _month(data, lang)
+    out = []
+    for keys in asked:
+        key = next((k for k in keys if data.get(k) is not None), None)
+        if key is not None:
+            v = fmt(key, data[key], lang)
+            out.append(say(lang, "answer", who=who, month=month, m=label(key, lang), v=v))
+    return out
+
+
+def _list_block(
+    data: Row, rows: list[Row], asked: list[tuple[str, ...]], size: int, lang: Language
+) -> list[str]:
+    who, month = parent_of(data, lang), _month(data, lang)
+    shown = rows[:size]
+    of = f" of {who}" if who else ""
+    head = say(lang, "list_head", who=who, month=month, n=len(shown), of=of)
+    return [head, "", *(_item(i, row, asked, lang) for i, row in enumerate(shown, 1))]
+
+
+def _item(i: int, row: Row, asked: list[tuple[str, ...]], lang: Language) -> str:
+    name = name_of(row, lang) or "-"
+    keys = [k for ks in asked for k in ks] + ["gmv", *numeric_keys(row)]
+    key = next((k for k in keys if row.get(k) is not None), None)
+    if key is None:
+        return f"{i}. {name}"
+    return say(lang, "list_item", i=i, name=name, m=label(key, lang), v=fmt(key, row[key], lang))
+
+
+def _month(data: Row, lang: Language) -> str:
+    m = data.get("month")
+    return say(lang, "in_month", m=m) if isinstance(m, str) else ""

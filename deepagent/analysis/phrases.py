@@ -1,0 +1,96 @@
+"""The offline analyst's report sentences (zh, en) and the source line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepagent.analysis.inputs import CollectedResult, display_source
+from deepagent.language import Language
+
+# fmt: off
+# Report sentences (zh, en), filled with str.format.
+PHRASES: dict[str, tuple[str, str]] = {
+    "source": ("来源：{sources}", "Source: {sources}"),
+    "and_more": (" 等{n}个", " and {n} in all"), "paren": ("（{v}）", " ({v})"),
+    "more_rows": ("（另有 {more} 行未列出，共 {n} 行）",
+                  "({more} more rows not shown, {n} in all)"),
+    "item": ("{name}（{v}）", "{name} ({v})"), "count": ("{p}（{c}/{n}）", "{p} ({c}/{n})"),
+    "h_conclusion": ("## 结论", "## Conclusion"), "h_process": ("## 分析过程", "## Analysis"),
+    "h_recs": ("## 建议", "## Recommendations"), "h_figures": ("## 关键数据", "## Key figures"),
+    "h_notes": ("### 数据说明", "### Data notes"),
+    "stopped": ("> 说明：规划提前结束（{why}），以下内容基于已收集到的数据。",
+                "> Note: planning stopped early ({why}); this is based on the data collected."),
+    "nothing": ("未查询到与该问题相关的数据，因此无法给出结论或数字。",
+                "No data was found for this question, so there are no figures to report."),
+    "no_data": ("- 暂无数据：{tool}（{args}）——{why}", "- No data for {tool} ({args}): {why}"),
+    "failed": ("- 另有 {n} 个步骤执行失败或被跳过，其结果未纳入分析。",
+               "- {n} more step(s) failed or were skipped; they are left out."),
+    "answer": ("{who}{month}的{m}为 {v}。", "The {m} of {who}{month} was {v}."),
+    "in_month": ("（{m}）", " in {m}"), "answer_text": ("查询结果：{text}", "Result: {text}"),
+    "list_head": ("{who}{month}排名前 {n} 的是：", "The top {n}{of}{month}:"),
+    "list_item": ("{i}. {name}：{m} {v}", "{i}. {name}: {m} {v}"),
+    "t_flow": ("流失去向", "Lost-buyer destinations"),
+    "flow": ("流失买家主要流向：{top}。", "Lost buyers mainly went to {top}."),
+    "flow_c": ("最大流失去向是 {who}，拿走 {share} 的流失买家（{n} 人）。",
+               "The biggest destination is {who}, taking {share} of lost buyers ({n})."),
+    "flow_r": ("重点对标 {who}：研究其增长路径、价格与卖点差异，针对性争夺流失买家。",
+               "Benchmark {who}: study its growth path, price and selling points."),
+    "t_bands": ("价格带分布", "Price bands"),
+    "band": ("{p} {band}（GMV占比 {share}）", "{p} {band} (GMV share {share})"),
+    "bands": ("各价格带的 GMV 占比见下表，主力价格带（GMV 占比最高）：{text}。",
+              "GMV share by price band is below; the main band (highest GMV share): {text}."),
+    "bands_c": ("主力价格带：{text}。", "Main price band: {text}."),
+    "bands_r": ("新品定价优先瞄准主力价格带：{text}。",
+                "Price the new product in the main band: {text}."),
+    "t_reviews": ("评价关键词", "Review keywords"),
+    "reviews": ("提及最多的评价关键词：{top}。", "Most mentioned review keywords: {top}."),
+    "reviews_r": ("详情页突出 {pos}，并针对差评点 {neg} 改进产品。",
+                  "Lead with {pos} on the product page and fix the complaint {neg}."),
+    "t_search": ("搜索关键词", "Search terms"),
+    "search": ("搜索量最高的词：{top}。", "Highest-volume search terms: {top}."),
+    "search_r": ("标题覆盖高搜索量词，并优先投放转化率最高的 {best}（{cvr}）。",
+                 "Cover the top terms in titles; bid first on {best}, the best converter ({cvr})."),
+    "t_products": ("头部商品", "Top products"),
+    "products": ("{what}共 {n} 个，价格 {span}，平均评分 {avg}。",
+                 "The {n} {what} are priced {span}, with an average rating of {avg}."),
+    "top_products": ("头部商品", "top products"), "compared": ("对比商品", "compared products"),
+    "t_compare": ("商品对比", "Product comparison"),
+    "products_r": ("产品体验以评分不低于 {avg}（头部商品平均）为目标，定价参考 {span}。",
+                   "Aim for a rating of at least {avg} (the top products' average), at {span}."),
+    "points_c": ("头部商品最常见的卖点：{pts}。",
+                 "Most frequent selling points of the top products: {pts}."),
+    "points_r": ("卖点优先突出 {pts}（头部商品中出现最多）。",
+                 "Lead with {pts}, the most frequent selling points among top products."),
+    "points_table": ("卖点出现频次：", "How often each selling point appears:"),
+    "t_rank_asc": ("排行（按{m}从低到高）", "Ranking by {m} (lowest first)"),
+    "t_rank_desc": ("排行（按{m}从高到低）", "Ranking by {m} (highest first)"),
+    "rank": ("共列出 {n} 项。", "{n} listed. "),
+    "rank_c_asc": ("{m}最低的是 {top}。", "Lowest {m}: {top}."),
+    "rank_c_desc": ("{m}最高的是 {top}。", "Highest {m}: {top}."),
+    "rank_r": ("优先考虑 {name}：{m} {v}，GMV {gmv}，是排名前半中市场规模最大的。",
+               "Prioritise {name}: {m} {v} with GMV {gmv}, the largest market in the top half."),
+    "t_trend": ("月度走势", "Monthly trend"),
+    "trend": ("GMV 从 {a} 的 {av} 变为 {b} 的 {bv}，峰值在 {p}（{pv}）。",
+              "GMV went from {av} in {a} to {bv} in {b}, peaking in {p} ({pv})."),
+    "trend_r": ("上新与推广节奏安排在每年 {p} 月的销售高峰之前（上一次峰值：{pm}）。",
+                "Time launches and promotion ahead of the yearly peak in month {p}"
+                " (last peak: {pm})."),
+    "leading": ("排在前面的是：{top}。", "Leading items: {top}."),
+    "t_metrics": ("核心指标", "Key metrics"),
+    "metrics": ("{who}{month}：{figs}。", "{who}{month}: {figs}."),
+    "generic_r1": ("持续跟踪上述核心指标的月度变化，验证结论是否稳定。",
+                   "Track these metrics month by month to check that the conclusions hold."),
+    "generic_r2": ("补充查询暂无数据的部分（见数据说明）后再做最终决策。",
+                   "Fill in the missing data (see the data notes) before the final decision."),
+}
+# fmt: on
+
+
+def say(lang: Language, key: str, **values: Any) -> str:
+    zh, en = PHRASES[key]
+    return (zh if lang == "zh" else en).format(**values)
+
+
+def source_line(results: list[CollectedResult], lang: Language) -> str:
+    """``来源：<module title> / <table> / <period>``."""
+    return say(lang, "source", sources=display_source(results, lang))

@@ -1,0 +1,70 @@
+"""Offline lookup answers on real tool outputs: every asked figure, or the asked list with
+each row's figure, and a source line; no report structure."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepagent.analysis import AnalysisInput, offline_analysis
+from deepagent.analysis.lookup import list_size
+from deepagent.tools import ToolExecutor, ToolRegistry
+from tests.test_analysis import BEAUTY, collect
+
+
+@pytest.mark.parametrize(
+    ("question", "size"),
+    [
+        ("全平台销售额最高的一级类目是哪几个？前5名分别是多少？", 5),
+        ("零食里哪几个小类卖得最好？给我前三", 3),
+        ("What were the 10 best-selling down jackets during Double 12 2025?", 10),
+        ("Which categories grew fastest over the last 12 months?", 5),
+        ("Top 30 products?", 10),  # capped
+        ("How many buyers and sellers did hand cream have in December 2025?", None),
+        ("2025年12月女装连衣裙类目下销售额为多少？", None),
+        ("Which month had the highest GMV?", None),  # one answer, not a list
+    ],
+)
+def test_list_size(question: str, size: int | None) -> None:
+    assert list_size(question) == size
+
+
+async def test_a_list_question_gets_the_rows_in_order_with_their_figure(
+    executor: ToolExecutor, registry: ToolRegistry
+) -> None:
+    rank = await collect(
+        executor, registry, "rank", "rank_categories", {"parent_id": BEAUTY, "limit": 8}
+    )
+    rows = rank.data["categories"]
+    assert len(rows) >= 4
+    text = offline_analysis(
+        AnalysisInput(question="美容护肤下销售额最高的是哪几个类目？给我前三", collected=[rank])
+    )
+    positions = [text.index(f"{i}. {row['name_zh']}") for i, row in enumerate(rows[:3], 1)]
+    assert positions == sorted(positions)
+    assert f"¥{rows[0]['gmv']:,.2f}" in text
+    assert f"4. {rows[3]['name_zh']}" not in text  # only the three asked for
+    assert "来源：" in text and "#" not in text and "|" not in text
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+async def test_every_asked_figure_is_answered(
+    executor: ToolExecutor, registry: ToolRegistry, lang: str
+) -> None:
+    rank = await collect(
+        executor,
+        registry,
+        "rank",
+        "rank_categories",
+        {"parent_id": BEAUTY, "leaf_only": True, "limit": 1},
+    )
+    leaf = rank.data["categories"][0]
+    ov = await collect(
+        executor, registry, "ov", "get_category_overview", {"category_id": leaf["id"]}
+    )
+    assert ov.data.get("buyers") is not None and ov.data.get("sellers") is not None
+    question = {
+        "zh": f"{leaf['name_zh']}上个月有多少买家和卖家？",
+        "en": f"How many buyers and sellers did {leaf['name_en']} have last month?",
+    }[lang]
+    text = offline_analysis(AnalysisInput(question=question, collected=[ov]))
+    assert f"{ov.data['buyers']:,}" in text and f"{ov.data['sellers']:,}" in text
