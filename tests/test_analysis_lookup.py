@@ -1,5 +1,6 @@
-"""Offline lookup answers on real tool outputs: every asked figure, or the asked list with
-each row's figure, and a source line; no report structure."""
+"""Offline answers on real tool outputs: a lookup gets every asked figure, or the asked
+list with each row's figure, and a source line; a report's monthly table shows the latest
+months."""
 
 from __future__ import annotations
 
@@ -68,3 +69,20 @@ async def test_every_asked_figure_is_answered(
     }[lang]
     text = offline_analysis(AnalysisInput(question=question, collected=[ov]))
     assert f"{ov.data['buyers']:,}" in text and f"{ov.data['sellers']:,}" in text
+
+
+async def test_a_long_monthly_series_shows_its_latest_months(
+    executor: ToolExecutor, registry: ToolRegistry
+) -> None:
+    trend = await collect(
+        executor, registry, "trend", "get_category_trend", {"category_id": BEAUTY}
+    )
+    months = [r["month"] for r in trend.data["months"]]
+    assert len(months) > 10 and months == sorted(months)
+    text = offline_analysis(
+        AnalysisInput(question="美容护肤的销售额走势如何，有什么规律？", collected=[trend])
+    )
+    table = text.split("月度走势", 1)[1]
+    assert f"| {months[-1]} |" in table and f"| {months[-10]} |" in table
+    assert f"| {months[0]} |" not in table
+    assert f"更早的 {len(months) - 10} 个月未列出" in text

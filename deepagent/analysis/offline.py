@@ -73,7 +73,7 @@ def table(header: list[str], body: list[list[str]]) -> list[str]:
 def render_rows(sec: Section) -> list[str]:
     lang, groups, cols = sec.lang, sec.groups(), columns(sec)
     quota = max(1, MAX_ROWS // len(groups))  # merged copies share the rows fairly
-    shown = [(p, r) for p, rows in groups.items() for r in rows[:quota]][:MAX_ROWS]
+    shown = [(p, r) for p, rows in groups.items() for r in window(rows, quota)][:MAX_ROWS]
     parent = "@category" if any(k in sec.data for k in ("category", "parent")) else "@subject"
 
     def cell(col: str, p: str, row: Row) -> str:
@@ -85,8 +85,20 @@ def render_rows(sec: Section) -> list[str]:
     header = [label({"@parent": parent, "@name": name}.get(c, c), lang) for c in cols]
     lines = table(header, [[cell(c, p, r) for c in cols] for p, r in shown])
     if len(sec.rows) > len(shown):
-        lines += ["", say(lang, "more_rows", more=len(sec.rows) - len(shown), n=len(sec.rows))]
+        more = "more_earlier" if monthly([r for _, r in sec.rows]) else "more_rows"
+        lines += ["", say(lang, more, more=len(sec.rows) - len(shown), n=len(sec.rows))]
     return lines
+
+
+def monthly(rows: list[Row]) -> bool:
+    """Rows that are a monthly series in time order (oldest first)."""
+    months = [m for r in rows if isinstance(m := r.get("month"), str)]
+    return 1 < len(months) == len(rows) and months == sorted(months)
+
+
+def window(rows: list[Row], n: int) -> list[Row]:
+    """The rows to show: the latest months of a series, else the first (ranked) rows."""
+    return rows[-n:] if monthly(rows) else rows[:n]
 
 
 def render_scalars(sec: Section) -> list[str]:

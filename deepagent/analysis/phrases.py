@@ -14,6 +14,8 @@ PHRASES: dict[str, tuple[str, str]] = {
     "and_more": (" 等{n}个", " and {n} in all"), "paren": ("（{v}）", " ({v})"),
     "more_rows": ("（另有 {more} 行未列出，共 {n} 行）",
                   "({more} more rows not shown, {n} in all)"),
+    "more_earlier": ("（更早的 {more} 个月未列出，共 {n} 行）",
+                     "({more} earlier months not shown, {n} in all)"),
     "item": ("{name}（{v}）", "{name} ({v})"), "count": ("{p}（{c}/{n}）", "{p} ({c}/{n})"),
     "h_conclusion": ("## 结论", "## Conclusion"), "h_process": ("## 分析过程", "## Analysis"),
     "h_recs": ("## 建议", "## Recommendations"), "h_figures": ("## 关键数据", "## Key figures"),
