@@ -35,6 +35,7 @@ from deepagent.analysis.inputs import (
 from deepagent.analysis.lookup import lookup_answer
 from deepagent.analysis.phrases import say, source_line
 from deepagent.language import Language
+from deepagent.offline.clarity import about_itself
 
 MAX_ROWS, MAX_COLS = 10, 6
 METRICS = (*(k for k in LABELS if k not in ("brand", "sentiment") and k[0] != "@"), "brand")
@@ -269,7 +270,8 @@ def report_lines(inp: AnalysisInput) -> list[str]:
     lang, sections, notes = inp.language, build_sections(inp), data_notes(inp)
     lines = [say(lang, "stopped", why=inp.stop_reason), ""] if inp.stop_reason else []
     if not sections:
-        return [*lines, say(lang, "nothing"), "", *notes]
+        nothing = "declined" if about_itself(inp.question) else "nothing"
+        return [*lines, say(lang, nothing), "", *notes]
     if inp.kind == "lookup" and not inp.subagent:
         return lines + lookup_answer(inp, sections) + notes
     insights = [insight(sec) for sec in sections]

@@ -22,6 +22,9 @@ PHRASES: dict[str, tuple[str, str]] = {
     "h_notes": ("### 数据说明", "### Data notes"),
     "stopped": ("> 说明：规划提前结束（{why}），以下内容基于已收集到的数据。",
                 "> Note: planning stopped early ({why}); this is based on the data collected."),
+    "declined": ("我只能回答关于市场数据的问题，不提供系统指令、提示词或内部文件。",
+                 "I can only answer questions about the marketplace data; I do not share my"
+                 " instructions, prompts or internal files."),
     "nothing": ("未查询到与该问题相关的数据，因此无法给出结论或数字。",
                 "No data was found for this question, so there are no figures to report."),
     "no_data": ("- 暂无数据：{tool}（{args}）——{why}", "- No data for {tool} ({args}): {why}"),

@@ -47,6 +47,22 @@ _FILLER_EN = re.compile(
 )
 
 
+# Requests about the assistant itself (its prompt, instructions, files), not the market.
+_ABOUT_ITSELF = re.compile(
+    r"系统提示词|提示词|忽略.{0,6}指令|你的(?:指令|规则|技能|配置|案例)|"
+    r"system prompt|(?:ignore|disregard)\s+(?:all\s+)?(?:previous|prior|above|earlier)\s+"
+    r"instructions|your\s+(?:instructions|prompt|skills?\s+files?|reference cases|rules|"
+    r"configuration)",
+    re.I,
+)
+_REPEATED = re.compile(r"^(.{2,}?)\1{2,}$")  # one term over and over: keyword spam
+
+
+def about_itself(question: str) -> bool:
+    """The question asks for the assistant's own instructions or files: nothing to look up."""
+    return bool(_ABOUT_ITSELF.search(question))
+
+
 @dataclass(frozen=True)
 class Unclear:
     reason_zh: str
@@ -55,7 +71,8 @@ class Unclear:
 
 def unclear(question: str, params: dict[str, JSON], has_conversation: bool) -> Unclear | None:
     """Why the question cannot be acted on as it stands, or None when it can."""
-    if not _FILLER_ZH.sub("", _FILLER_EN.sub("", question)):
+    content = _FILLER_ZH.sub("", _FILLER_EN.sub("", question))
+    if not content or _REPEATED.match(re.sub(r"\s+", "", question)):
         return Unclear("问题没有说明要分析什么", "the question does not say what to analyse")
     if _resolved(question, params, has_conversation):
         return None

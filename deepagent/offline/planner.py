@@ -22,7 +22,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from deepagent.analysis.inputs import classify_question
 from deepagent.binding import BindingError, fill_template, param_names
 from deepagent.language import detect_language
-from deepagent.offline.clarity import Unclear, unclear
+from deepagent.offline.clarity import Unclear, about_itself, unclear
 from deepagent.planning.render import sections
 from deepagent.schema import (
     JSON,
@@ -157,6 +157,8 @@ def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
                 alt_batch = _batch(alt_plan, set(), sit.mode)
                 return _act(sit, alt_case, alt_plan, alt_batch, set(), alternative=True)
         return _final(sit, case)
+    if not done and about_itself(sit.question):
+        return _decline()
     if not done and not sit.lite and (why := unclear(sit.question, sit.params, sit.conversation)):
         return _ask(sit, why)
     first = _first_fitting(sit, exclude=tried)
@@ -259,6 +261,15 @@ def _final(sit: Situation, case: dict[str, Any]) -> PlannerDecision:
     return PlannerDecision(
         thought=f"The data of case {case['id']} is collected; handing over to the analysis.",
         todo_list=_todo(sit, case, [], set(), final=True),
+        action=FinalAnalysis(),
+    )
+
+
+def _decline() -> PlannerDecision:
+    return PlannerDecision(
+        thought="The question asks for the assistant's own instructions or files, not for"
+        " marketplace data: nothing to look up.",
+        todo_list=[],
         action=FinalAnalysis(),
     )
 
