@@ -14,11 +14,12 @@ from contextlib import closing
 from deepagent.settings import Settings
 
 _ZH_PARTS = re.compile(r"[/、&·]+")
-_EN_PARTS = re.compile(r"\s*(?:/|,|&|\band\b)\s*", re.I)
+_EN_PARTS = re.compile(r"\s*[/,]\s*")
 
 
 def entity_names(settings: Settings) -> list[str]:
-    """Category names split into their parts ('美容护肤/美体/精油' -> 3 names).
+    """Category names split into their parts ('美容护肤/美体/精油' -> 3 names; English at
+    '/' and ',' only, so 'Mother & Baby' stays whole instead of masking 'mother').
 
     Read once when the context loader is created; a missing store yields no names.
     """
