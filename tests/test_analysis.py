@@ -52,6 +52,19 @@ async def collect(
     )
 
 
+async def top_leaf_overview(
+    ex: ToolExecutor, reg: ToolRegistry
+) -> tuple[dict[str, Any], CollectedResult]:
+    """The biggest beauty leaf and its overview (GMV, buyers, sellers ...)."""
+    rank = await collect(
+        ex, reg, "rank", "rank_categories", {"parent_id": BEAUTY, "leaf_only": True, "limit": 1}
+    )
+    leaf = rank.data["categories"][0]
+    ov = await collect(ex, reg, "ov", "get_category_overview", {"category_id": leaf["id"]})
+    assert ov.status == "ok", ov.plain_text
+    return leaf, ov
+
+
 async def drill_down(ex: ToolExecutor, reg: ToolRegistry) -> list[CollectedResult]:
     """rank_categories -> get_price_bands (2 leaves) -> get_top_products (their main bands)."""
     rank = await collect(
@@ -148,18 +161,7 @@ def test_input_defaults_language_and_kind() -> None:
 async def test_lookup_answers_with_the_exact_figure_and_source(
     executor: ToolExecutor, registry: ToolRegistry, lang: str
 ) -> None:
-    rank = await collect(
-        executor,
-        registry,
-        "rank",
-        "rank_categories",
-        {"parent_id": BEAUTY, "leaf_only": True, "limit": 1},
-    )
-    leaf = rank.data["categories"][0]
-    ov = await collect(
-        executor, registry, "ov", "get_category_overview", {"category_id": leaf["id"]}
-    )
-    assert ov.status == "ok", ov.plain_text
+    leaf, ov = await top_leaf_overview(executor, registry)
     question = {
         "zh": f"{leaf['name_zh']}上个月的GMV是多少？",
         "en": f"What was the GMV of {leaf['name_en']} last month?",

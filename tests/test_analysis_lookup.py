@@ -9,7 +9,7 @@ import pytest
 from deepagent.analysis import AnalysisInput, offline_analysis
 from deepagent.analysis.lookup import list_size
 from deepagent.tools import ToolExecutor, ToolRegistry
-from tests.test_analysis import BEAUTY, collect
+from tests.test_analysis import BEAUTY, collect, top_leaf_overview
 
 
 @pytest.mark.parametrize(
@@ -51,17 +51,7 @@ async def test_a_list_question_gets_the_rows_in_order_with_their_figure(
 async def test_every_asked_figure_is_answered(
     executor: ToolExecutor, registry: ToolRegistry, lang: str
 ) -> None:
-    rank = await collect(
-        executor,
-        registry,
-        "rank",
-        "rank_categories",
-        {"parent_id": BEAUTY, "leaf_only": True, "limit": 1},
-    )
-    leaf = rank.data["categories"][0]
-    ov = await collect(
-        executor, registry, "ov", "get_category_overview", {"category_id": leaf["id"]}
-    )
+    leaf, ov = await top_leaf_overview(executor, registry)
     assert ov.data.get("buyers") is not None and ov.data.get("sellers") is not None
     question = {
         "zh": f"{leaf['name_zh']}上个月有多少买家和卖家？",
