@@ -32,6 +32,10 @@ def test_a_dangling_reference_is_named(question: str, reference: str) -> None:
     assert f'"{reference}"' in why.reason_en
 
 
+def test_a_year_is_not_a_product_id() -> None:
+    assert unclear("2025年这个品类卖得怎么样", {}, has_conversation=False) is not None
+
+
 @pytest.mark.parametrize("question", ["帮我分析一下", "给我出个报告", "Analyze it for me."])
 def test_a_question_that_asks_for_nothing(question: str) -> None:
     why = unclear(question, {}, has_conversation=False)
@@ -45,6 +49,7 @@ def test_a_question_that_asks_for_nothing(question: str) -> None:
         ("它的价格带呢？", {}, True),
         ("面霜这个类目怎么样", {"category": {"id": 3}}, False),
         ("How is product 9122 doing?", {}, False),
+        ("商品1150这个品的评价怎么样", {}, False),
         ("How is my new product doing lately?", {}, False),
         ("我最新上的那款新品卖得咋样", {}, False),
         ("这个月连衣裙卖得怎么样", {}, False),  # 这个月 is a time, not a thing

@@ -33,7 +33,7 @@ SHORT_WORDS, SHORT_CHARS = 6, 12
 _OWN = re.compile(
     r"我的|我们的|我家|我店|本店|新品|\bmy\b|\bour\b|\bnew(?:est)? (?:product|launch)", re.I
 )
-_PRODUCT_ID = re.compile(r"\d{3,}")
+_PRODUCT_ID = re.compile(r"(?:product|item|sku|id|#|商品|产品|单品)\s*#?\s*\d{3,}", re.I)
 # Words that ask for something without saying what: requests, politeness, filler.
 _FILLER_ZH = re.compile(
     r"帮我|给我|麻烦|请|想|了解|分析|看看|看一下|瞧瞧|一下|出个|做个|报告|总结|情况|"
