@@ -17,7 +17,7 @@ import pytest
 
 from context_loader.loader import ContextLoader
 from deepagent.service.backends import ServiceStore, open_store
-from deepagent.service.store import IdempotencyConflict, NewRun
+from deepagent.service.store import IdempotencyConflict, NewRun, SqliteStore
 from deepagent.settings import Settings
 from tests.service_helpers import ApiServer, create_key, service_env
 
@@ -149,6 +149,17 @@ async def test_concurrent_creates_with_one_idempotency_key_make_one_run(
                 assert (row is not None) == (f"{key}{i}" == winner)
     finally:
         await asyncio.gather(*(s.close() for s in stores))
+
+
+async def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(tmp_path: Path) -> None:
+    """The switch to WAL can report "database is locked" to a second opener without
+    waiting; opening retries it (before the fix about 1 in 20 such opens failed)."""
+    for i in range(30):
+        path = tmp_path / f"s{i}.db"
+        stores = await asyncio.gather(*(SqliteStore.open(path) for _ in range(3)))
+        await asyncio.gather(*(s.close() for s in stores))
+    with sqlite3.connect(tmp_path / "s0.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 # --- events -----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
@@ -306,6 +307,27 @@ async def _take_idempotency_key(
     return found
 
 
+OPEN_ATTEMPTS = 20
+
+
+async def _set_up(conn: aiosqlite.Connection) -> None:
+    """WAL mode and the schema. Two processes opening a new file at once can see "database
+    is locked" from the switch to WAL, which SQLite does not wait out (no busy handler for
+    it): every step is idempotent, so it is retried with a short back-off."""
+    for attempt in range(1, OPEN_ATTEMPTS + 1):
+        try:
+            await conn.execute("PRAGMA journal_mode=WAL")
+            await conn.execute("PRAGMA synchronous=NORMAL")
+            await conn.executescript(";\n".join(schema("REAL")))
+            await conn.commit()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == OPEN_ATTEMPTS:
+                raise
+            await conn.rollback()
+            await asyncio.sleep(0.02 * attempt)
+
+
 class SqliteStore(SqlStore):
     """The store in one SQLite file (WAL), shared by the processes of one machine."""
 
@@ -319,10 +341,11 @@ class SqliteStore(SqlStore):
     async def open(cls, path: Path) -> SqliteStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = await aiosqlite.connect(path, timeout=30)
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute("PRAGMA synchronous=NORMAL")
-        await conn.executescript(";\n".join(schema("REAL")))
-        await conn.commit()
+        try:
+            await _set_up(conn)
+        except BaseException:
+            await conn.close()
+            raise
         return cls(conn)
 
     async def close(self) -> None:
