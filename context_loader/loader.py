@@ -24,8 +24,16 @@ from context_loader.identify import (
 from context_loader.models import CaseRef, ContextRequest, LoadedContext, ParamStatus
 from context_loader.module_index import ModuleIndex
 from context_loader.params import ParamLoader, system_params
+from context_loader.requirements import (
+    ExtractionInput,
+    LLMExtractor,
+    OfflineExtractor,
+    RequirementExtractor,
+    inherit,
+)
 from deepagent.language import detect_language
 from deepagent.llm import chat_model
+from deepagent.requirements.model import Requirements
 from deepagent.schema import JSON
 from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
@@ -46,6 +54,7 @@ class ContextLoader:
     retriever: CaseRetriever
     skills: list[Skill]
     classifier: ModuleClassifier
+    extractor: RequirementExtractor
 
     @classmethod
     def create(cls, settings: Settings, registry: ToolRegistry | None = None) -> ContextLoader:
@@ -61,7 +70,8 @@ class ContextLoader:
         if config.kind != "offline":
             classifier = LLMClassifier(chat_model(config), OfflineClassifier(index))
         skills = load_skills(settings.skills_dirs)
-        return cls(settings, registry, library, retriever, skills, classifier)
+        extractor = requirement_extractor(registry, settings)
+        return cls(settings, registry, library, retriever, skills, classifier, extractor)
 
     def executor(self, request: ContextRequest, run_id: str = "") -> ToolExecutor:
         now = request.now or self.settings.now
@@ -94,6 +104,13 @@ class ContextLoader:
         timings["select"] = _ms(t)
         module_loader = ParamLoader(self._providers(business), executor)
         module_status = await _timed(module_loader.load(params), timings, "params_modules")
+        t = time.perf_counter()
+        requirements = await self.extractor.extract(
+            ExtractionInput(question=request.question, params=params, page=request.page)
+        )
+        if request.conversation:
+            requirements = inherit(requirements, await self._previous_turn(request))
+        timings["requirements"] = _ms(t)
         timings["total"] = _ms(started)
         return LoadedContext(
             question=request.question,
@@ -107,8 +124,15 @@ class ContextLoader:
             cases=[_case_ref(h) for h in cases],
             params=params,
             param_status=[*common_status, *module_status],
+            requirements=requirements,
             timings_ms=timings,
         )
+
+    async def _previous_turn(self, request: ContextRequest) -> Requirements:
+        """The requirements of the last earlier user turn (a follow-up inherits from it)."""
+        *earlier, last = request.conversation
+        previous = request.model_copy(update={"question": last, "conversation": earlier[-1:]})
+        return (await self.load(previous)).requirements
 
     async def _identify(
         self, request: ContextRequest, timings: dict[str, float]
@@ -143,6 +167,19 @@ def entity_masker(
         return NO_MASK
     keep = [k for m in manifests for k in (*m.keywords, *m.anchors)]
     return Masker(names, keep)
+
+
+def requirement_extractor(registry: ToolRegistry, settings: Settings) -> RequirementExtractor:
+    """The offline extractor over every module's vocabulary, or the ``requirements`` role's
+    model with the offline one as its fallback."""
+    try:
+        names = registry.subject_names(settings)
+    except Exception as exc:  # a broken store must not stop context loading
+        log.warning("subject names unavailable (%s: %s)", type(exc).__name__, exc)
+        names = {}
+    offline = OfflineExtractor(registry.vocabulary(), names)
+    config = settings.model_for("requirements")
+    return offline if config.kind == "offline" else LLMExtractor(chat_model(config), offline)
 
 
 async def _timed(

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from deepagent.requirements.model import Requirements
 from deepagent.schema import JSON, Strict
 
 
@@ -31,6 +32,12 @@ class ContextRequest(Strict):
     tools: list[str] | None = Field(default=None, description="restrict the tools (SubAgents)")
     modules: list[str] | None = Field(
         default=None, description="business modules that may be selected (API key scope)"
+    )
+    conversation: list[str] = Field(
+        default_factory=list,
+        max_length=20,
+        description="earlier user turns of the conversation, oldest first: a follow-up"
+        " ('那破壁机呢？') inherits what it does not say from the last one",
     )
     subagent: bool = Field(default=False, description="run as a SubAgent")
     subagent_variant: Literal["lite", "full"] = Field(
@@ -76,4 +83,7 @@ class LoadedContext(Strict):
     cases: list[CaseRef]
     params: dict[str, JSON]
     param_status: list[ParamStatus]
+    requirements: Requirements = Field(
+        default_factory=Requirements, description="what the question asks for"
+    )
     timings_ms: dict[str, float]

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
+from deepagent.requirements.model import CoverageItem
 from deepagent.schema import JSON, Strict, TodoItem
 
 
@@ -101,6 +102,10 @@ class RunFinished(_Event):
     type: Literal["run_finished"] = "run_finished"
     status: str
     stop_reason: str | None = None
+    coverage: list[CoverageItem] = Field(
+        default_factory=list, description="every requirement and its status"
+    )
+    coverage_complete: bool | None = None
 
 
 class RunFailed(_Event):

@@ -24,10 +24,11 @@ from deepagent.analysis import (
     stream_llm_analysis,
     stream_offline_analysis,
 )
+from deepagent.coverage_step import run_coverage, subagent_tools, tool_hints
 from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
 from deepagent.execution.records import ActionRecord
-from deepagent.guards import duplicate_batch, stop_reason
+from deepagent.guards import coverage_exhausted, duplicate_batch, stop_reason
 from deepagent.offline.pacing import Pace
 from deepagent.planning.context import (
     CaseView,
@@ -36,6 +37,7 @@ from deepagent.planning.context import (
     Turn,
 )
 from deepagent.planning.planner import plan_round
+from deepagent.requirements.model import Coverage
 from deepagent.schema import CallActions, CallHuman, PlannerDecision, TodoItem
 from deepagent.state import (
     RunState,
@@ -117,6 +119,11 @@ class Nodes:
             "decision": decision.model_dump(mode="json", by_alias=True),
             "todo_list": [t.model_dump() for t in decision.todo_list],
         }
+        if isinstance(action, CallActions) and decision.covers:
+            exhausted = coverage_exhausted(state, self.deps.settings, decision.covers)
+            if exhausted is not None:
+                return Command(goto="analyze", update=update | {"stop_reason": exhausted})
+            update["coverage_rounds"] = state.get("coverage_rounds", 0) + 1
         if isinstance(action, CallActions):
             if duplicate_batch(action.actions, state.get("rounds", [])):
                 update["stop_reason"] = "duplicate_calls: the planner repeated calls already made"
@@ -172,11 +179,16 @@ class Nodes:
             *(collected_entry(r, modules) for r in outcome.records),
         ]
         done = [r.model_dump() for r in subagents.records] if subagents else []
+        tools = {**state.get("subagent_tools", {}), **subagent_tools(decision.action)}
+        seen = {**state, "collected": collected, "subagent_tools": tools}
+        coverage = run_coverage(seen, loaded, self.deps.loader.registry)
         return {
             "rounds": [*state.get("rounds", []), record],
             "data": {**state.get("data", {}), **outcome.data},
             "collected": collected,
             "subagents": [*state.get("subagents", []), *done],
+            "subagent_tools": tools,
+            "coverage": coverage.model_dump(mode="json"),
             "timings_ms": add_time(state, "execution", started),
         }
 
@@ -209,7 +221,9 @@ class Nodes:
 
     async def analyze(self, state: RunState) -> dict[str, Any]:
         started = time.perf_counter()
-        inp = self._analysis_input(state)
+        loaded = LoadedContext.model_validate(state["loaded"])
+        coverage = run_coverage(state, loaded, self.deps.loader.registry)  # type: ignore[arg-type]
+        inp = self._analysis_input(state, coverage)
         stream = (
             Pace.for_role(self.deps.settings, "analyst").stream(stream_offline_analysis(inp))
             if self.deps.analyst is None
@@ -224,6 +238,7 @@ class Nodes:
             calls["analyst"] = calls.get("analyst", 0) + 1
         return {
             "analysis": "".join(parts),
+            "coverage": coverage.model_dump(mode="json"),
             "status": "completed",
             "llm_calls": calls,
             "timings_ms": {
@@ -264,6 +279,7 @@ class Nodes:
 
     def _planner_context(self, state: RunState) -> PlannerContext:
         loaded = LoadedContext.model_validate(state["loaded"])
+        coverage = Coverage.model_validate(state["coverage"]) if state.get("coverage") else None
         registry = self.deps.loader.registry
         skills = self._skill_bodies(loaded)
         cases = self._cases(loaded)
@@ -302,9 +318,12 @@ class Nodes:
             ],
             conversation=[Turn.model_validate(t) for t in state.get("conversation", [])],
             memory=state.get("memory", ""),
+            requirements=loaded.requirements,
+            coverage=coverage,
+            requirement_tools=tool_hints(loaded.requirements, registry, loaded.tools),
         )
 
-    def _analysis_input(self, state: RunState) -> AnalysisInput:
+    def _analysis_input(self, state: RunState, coverage: Coverage) -> AnalysisInput:
         loaded = LoadedContext.model_validate(state["loaded"])
         skills = self._skill_bodies(loaded)
         return AnalysisInput(
@@ -321,6 +340,7 @@ class Nodes:
             cases=[f"{c.question}: " + " / ".join(c.approach) for c in self._cases(loaded)],
             conversation=[f"{t['role']}: {t['content']}" for t in state.get("conversation", [])],
             subagent=_lite(state),
+            coverage=coverage.items,
         )
 
 

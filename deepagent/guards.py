@@ -25,6 +25,16 @@ def stop_reason(state: RunState, settings: Settings) -> str | None:
     return None
 
 
+def coverage_exhausted(state: RunState, settings: Settings, covers: Sequence[str]) -> str | None:
+    """Why a round that adds coverage is refused: the extra rounds for it are used up."""
+    if covers and state.get("coverage_rounds", 0) >= settings.coverage_rounds:
+        return (
+            f"coverage_rounds: {settings.coverage_rounds} extra round(s) for missing "
+            "requirements used"
+        )
+    return None
+
+
 def duplicate_batch(actions: Sequence[ActionSpec], rounds: Sequence[dict[str, Any]]) -> bool:
     """True when every action repeats a call already made with the same arguments."""
     seen = {call_key(a["tool"], a["args"]) for r in rounds for a in r.get("actions", [])}

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from deepagent.execution.records import ActionRecord
+from deepagent.requirements.model import CoverageItem, Requirements
 from deepagent.schema import JSON, Strict, TodoItem
 
 RunStatus = Literal["completed", "needs_input", "failed", "cancelled"]
@@ -68,6 +69,15 @@ class RunRecord(Strict):
     llm_calls: dict[str, int] = Field(default_factory=dict)
     tokens: dict[str, TokenCount] = Field(default_factory=dict)
     planning_rounds: int = 0
+    requirements: Requirements | None = Field(
+        default=None, description="what the question asks for (context stage)"
+    )
+    coverage: list[CoverageItem] = Field(
+        default_factory=list, description="every requirement with its status after the run"
+    )
+    coverage_complete: bool | None = Field(
+        default=None, description="every requirement covered; None: no requirements known"
+    )
     error: str | None = None
 
     @property

@@ -23,6 +23,7 @@ from deepagent.record import (
     SummaryRecord,
     TokenCount,
 )
+from deepagent.requirements.model import Coverage
 from deepagent.state import RunState
 from deepagent.workspace import cleanup
 
@@ -51,6 +52,9 @@ class Agent:
         ``memory`` what is known of the user (both go to the planner as context)."""
         run_id = run_id or uuid.uuid4().hex[:12]
         mode = mode or self.deps.settings.mode
+        if conversation and not request.conversation:  # a follow-up inherits from these
+            users = [t["content"] for t in conversation if t.get("role") == "user"]
+            request = request.model_copy(update={"conversation": users[-20:]})
         state: RunState = {
             "run_id": run_id,
             "request": request.model_dump(mode="json"),
@@ -113,7 +117,14 @@ class Agent:
             yield stamper.stamp(ev.RunFailed(error=f"{type(exc).__name__}: {exc}"))
             return
         record = await self.record(run_id)
-        yield stamper.stamp(ev.RunFinished(status=record.status, stop_reason=record.stop_reason))
+        yield stamper.stamp(
+            ev.RunFinished(
+                status=record.status,
+                stop_reason=record.stop_reason,
+                coverage=record.coverage,
+                coverage_complete=record.coverage_complete,
+            )
+        )
 
     async def record(self, run_id: str) -> RunRecord:
         snapshot = await self.graph.aget_state({"configurable": {"thread_id": run_id}})
@@ -133,6 +144,7 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
     elif status not in ("completed", "failed", "cancelled"):
         status = "failed"
     rounds = [RoundRecord.model_validate(r) for r in state.get("rounds", [])]
+    coverage = Coverage.model_validate(state.get("coverage") or {})
     timings = dict(state.get("timings_ms", {}))
     timings.setdefault("total", round((time.time() - state.get("started", time.time())) * 1000, 2))
     return RunRecord(
@@ -155,5 +167,8 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
         summaries=[SummaryRecord.model_validate(x) for x in state.get("summaries", [])],
         subagents=[SubAgentRecord.model_validate(x) for x in state.get("subagents", [])],
         planning_rounds=sum(1 for r in rounds if r.decision != "invalid"),
+        requirements=loaded.requirements if loaded else None,
+        coverage=coverage.items,
+        coverage_complete=coverage.complete if loaded and loaded.requirements.items else None,
         error=state.get("error"),
     )

@@ -191,4 +191,8 @@ class PlannerDecision(Strict):
 
     thought: str = ""
     todo_list: list[TodoItem] = Field(default_factory=list)
+    covers: list[str] = Field(
+        default_factory=list,
+        description="requirement ids this round's actions add coverage for (a coverage round)",
+    )
     action: PlannerAction

@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     max_rounds: int = Field(default=8, ge=1, description="Guard: planning rounds per run.")
     max_duration_s: float = Field(default=600.0, gt=0, description="Guard: wall time per run.")
     max_tool_calls: int = Field(default=400, ge=1, description="Guard: tool calls per run.")
+    coverage_rounds: int = Field(
+        default=1, ge=0, description="Guard: extra planning rounds for missing requirements."
+    )
     max_parallel_actions: int = Field(default=8, ge=1, description="Concurrent tool calls.")
     mode: Literal["react", "parallel", "tree"] = Field(default="tree", description="Planning mode.")
     subagent_variant: Literal["lite", "full"] = Field(

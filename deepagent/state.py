@@ -34,6 +34,9 @@ class RunState(TypedDict, total=False):
     summarized_rounds: int
     summaries: list[dict[str, Any]]  # SummaryRecord as JSON
     subagents: list[dict[str, Any]]  # SubAgentRecord as JSON
+    subagent_tools: dict[str, list[str]]  # SubAgent action id -> the tools it may use
+    coverage: dict[str, Any] | None  # Coverage as JSON, after the last execute step
+    coverage_rounds: int  # planning rounds spent on missing requirements
     tokens: dict[str, dict[str, int]]  # role -> {"input": n, "output": n}
     timings_ms: dict[str, float]
     error: str | None

@@ -1,4 +1,4 @@
-"""The core eval set (eval/sets/core.jsonl) stays valid and reproducible: 150 cases, every
+"""The core eval set (eval/sets/core.jsonl) stays valid and reproducible: 200 cases, every
 business module, question type, source and both languages; tools and arguments exist;
 the seeds rebuild the file exactly; every reference query runs on the small database."""
 
@@ -25,10 +25,10 @@ CASES = load_set(CORE)
 MISSING_CATEGORY = re.compile(r"category .*: 0 matches in this database")
 
 
-def test_the_set_has_150_unique_cases() -> None:
-    assert len(CASES) == 150
-    assert len({c.id for c in CASES}) == 150
-    assert len({c.question for c in CASES}) == 150
+def test_the_set_has_200_unique_cases() -> None:
+    assert len(CASES) == 200
+    assert len({c.id for c in CASES}) == 200
+    assert len({c.question for c in CASES}) == 200
 
 
 def test_the_mix_of_types_sources_languages_and_complexity() -> None:

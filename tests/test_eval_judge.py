@@ -270,3 +270,13 @@ def test_offline_settings_give_the_rule_judge(tmp_path: Any) -> None:
 @pytest.mark.parametrize("text", ["", "无数据可用"])
 def test_figures_of_text_without_numbers(text: str) -> None:
     assert figures_in(text) == []
+
+
+async def test_llm_judge_keeps_the_rules_silent_miss() -> None:
+    expected = {"subjects": [{"type": "category", "ref": 999, "text": "半身裙"}]}
+    c = case(expected_requirements=expected)
+    model = ScriptedChatModel.from_replies([_reply(1.0)])
+    v = await LLMJudge(model, name="llm:test").judge(c, run(LOOKUP), [fact(GMV)])
+    assert v.judge == "llm:test" and v.silent_misses == ['subject "半身裙" (expected)']
+    assert v.relevance.score == 0.0 and v.depth.score == 1.0 and not v.outcome_ok
+    assert "silent_misses" in str(model.calls[0][-1].content)  # the model sees the finding

@@ -315,3 +315,21 @@ async def test_summary_aggregates_process_judge_performance_and_pass_hat_k() -> 
     assert summary.llm_calls_per_run == {"planner": 2.0}
     assert summary.tokens_per_run["planner"] == {"input": 100.0, "output": 20.0}
     assert summary.failing == ["t-gmv"]
+    assert summary.process["silent_miss_rate"] == 0.0 and summary.silent_misses == []
+    assert summary.process["coverage_complete_rate"] is None  # no run had a coverage check
+
+
+async def test_silent_miss_rate_is_over_completed_runs() -> None:
+    c = case(expected_requirements={"subjects": [{"type": "category", "ref": 1, "text": "半身裙"}]})
+    missed = await score_run(c, stored(good_record(), c, 0), [GMV], PARAMS, RuleJudge())
+    asked = good_record().model_copy(update={"status": "needs_input", "analysis": ""})
+    waiting = await score_run(c, stored(asked, c, 1), [GMV], PARAMS, RuleJudge())
+    said = good_record().model_copy(
+        update={"analysis": ANSWER + "\n## Not covered\n- 「半身裙」: no data.\n"}
+    )
+    stated = await score_run(c, stored(said, c, 2), [GMV], PARAMS, RuleJudge())
+    assert missed.judge.silent_misses and not missed.passed
+    assert not waiting.judge.silent_misses and not stated.judge.silent_misses
+    summary = summarize("t", [missed, waiting, stated], repeat=3)
+    assert summary.process["silent_miss_rate"] == 0.5
+    assert summary.silent_misses == ["t-gmv#0"]

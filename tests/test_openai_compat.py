@@ -335,3 +335,25 @@ async def test_chunks_end_cancelled_runs_with_an_error_and_guarded_ones_with_len
     last, tail = guarded
     assert isinstance(last, dict) and last["choices"][0]["finish_reason"] == "length"
     assert isinstance(tail, dict) and tail["usage"]["completion_tokens"] > 0
+
+
+async def test_the_reply_says_which_parts_of_the_question_it_covers(
+    api: Api, http: httpx.AsyncClient
+) -> None:
+    """The calling product learns from the ``deepagent`` extension (and the record) that the
+    answer misses part of the question, streamed or not."""
+    question = "京东上连衣裙上个月的销售额是多少？"
+    client = api.client()
+    plain = await client.chat.completions.create(model="deepagent", messages=ask(question))
+    stream = await client.chat.completions.create(
+        model="deepagent", messages=ask(question), stream=True
+    )
+    last = [c async for c in stream][-1]
+    for reply in (ext(plain), ext(last)):
+        assert reply["coverage_complete"] is False
+        open_items = [c for c in reply["coverage"] if c["status"] != "covered"]
+        assert [(c["text"], c["code"]) for c in open_items] == [("京东", "other_platform")]
+        assert {c["kind"] for c in reply["coverage"]} >= {"subject", "measure", "period"}
+    stored = await record(http, api, ext(plain)["run_id"])
+    assert stored["coverage"] == ext(plain)["coverage"] and stored["coverage_complete"] is False
+    assert "「京东」" in (plain.choices[0].message.content or "")

@@ -33,3 +33,14 @@ def entity_names(settings: Settings) -> list[str]:
         names.update(p.strip() for p in _ZH_PARTS.split(zh or "") if len(p.strip()) >= 2)
         names.update(p.strip() for p in _EN_PARTS.split(en or "") if len(p.strip()) >= 3)
     return sorted(names)
+
+
+def subject_names(settings: Settings) -> dict[str, list[str]]:
+    """Names a question can refer to a subject by, per subject type: the brands of the
+    store's products (the requirements extractor recognises them)."""
+    path = settings.data_path
+    if not path.exists():
+        return {}
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        rows = db.execute("SELECT DISTINCT brand FROM products").fetchall()
+    return {"brand": sorted(str(b) for (b,) in rows if b and len(str(b)) >= 2)}

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from business.modules._extract import describe, extract, index_for, mention_data
+from business.modules._periods import find_periods as find_periods
 from business.modules._recognize import (
     TIME_EXAMPLES,
     Entry,
@@ -25,6 +26,7 @@ from business.modules._recognize import (
 )
 from business.modules._shared import Args, OptionalMonth, money, resolve_month, store_of
 from business.modules._vocabulary import entity_names as entity_names
+from business.modules._vocabulary import subject_names as subject_names
 from business.store import Row, Store
 from deepagent.schema import ToolResult
 from deepagent.tools import ToolContext, tool

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from deepagent.language import Language, detect_language
+from deepagent.requirements.model import CoverageItem
 from deepagent.schema import JSON, Strict, TodoItem, ToolResult
 
 QuestionType = Literal["lookup", "analysis"]
@@ -78,6 +79,9 @@ class AnalysisInput(Strict):
     cases: list[str] = Field(default_factory=list, description="reference cases' approaches")
     conversation: list[str] = Field(default_factory=list, description="earlier turns")
     subagent: bool = Field(default=False, description="conclusions and key figures only")
+    coverage: list[CoverageItem] = Field(
+        default_factory=list, description="every requirement with its coverage status"
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -19,6 +19,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from deepagent.analysis.inputs import AnalysisInput, CollectedResult, display_source
 from deepagent.analysis.phrases import say
 from deepagent.prompts import render
+from deepagent.requirements.statement import HEADING
 
 MAX_DATA_CHARS = 20_000
 """Per-result cap on the JSON shown to the model (the executor already caps results)."""
@@ -94,7 +95,14 @@ def analyst_messages(inp: AnalysisInput) -> tuple[str, str]:
         reference_cases="\n".join(inp.cases) or "(none)",
         conversation="\n".join(inp.conversation) or "(none)",
         output_format=output_format(inp),
+        coverage=_coverage(inp),
+        not_covered_heading=HEADING[inp.language],
     )
+
+
+def _coverage(inp: AnalysisInput) -> str:
+    items = [i.model_dump(exclude={"action_ids"}) for i in inp.coverage if i.status != "covered"]
+    return json.dumps(items, ensure_ascii=False) if items else "(every requirement is covered)"
 
 
 def _text(content: Any) -> str:

@@ -36,6 +36,7 @@ from deepagent.analysis.lookup import lookup_answer
 from deepagent.analysis.phrases import say, source_line
 from deepagent.language import Language
 from deepagent.offline.clarity import about_itself
+from deepagent.requirements.statement import statement_lines
 
 MAX_ROWS, MAX_COLS = 10, 6
 METRICS = (*(k for k in LABELS if k not in ("brand", "sentiment") and k[0] != "@"), "brand")
@@ -269,6 +270,7 @@ def report_lines(inp: AnalysisInput) -> list[str]:
     """The whole report, line by line."""
     lang, sections, notes = inp.language, build_sections(inp), data_notes(inp)
     lines = [say(lang, "stopped", why=inp.stop_reason), ""] if inp.stop_reason else []
+    lines += statement_lines(inp.coverage, lang)
     if not sections:
         nothing = "declined" if about_itself(inp.question) else "nothing"
         return [*lines, say(lang, nothing), "", *notes]

@@ -53,6 +53,18 @@ def context_command(
     _print(loaded)
 
 
+def _requirements(ctx: LoadedContext) -> Table:
+    """What the question asks for: one row per requirement, with the words it came from."""
+    table = Table(title=f"requirements ({ctx.requirements.extractor})")
+    for col in ("id", "kind", "words", "value"):
+        table.add_column(col)
+    for item in ctx.requirements.items:
+        value = item.model_dump(exclude={"id", "kind", "text"}, exclude_none=True)
+        shown = ", ".join(f"{k}={v}" for k, v in value.items() if v not in ("", []))
+        table.add_row(item.id, item.kind, item.text, shown)
+    return table
+
+
 def _print(ctx: LoadedContext) -> None:
     console = Console()
     table = Table(title=f"modules ({ctx.classifier})", show_lines=False)
@@ -70,6 +82,7 @@ def _print(ctx: LoadedContext) -> None:
     for c in ctx.cases:
         console.print(f"[bold]case[/] {c.id} {c.score:.2f} [dim]{c.question}[/]")
     console.print_json(json.dumps(ctx.params, ensure_ascii=False))
+    console.print(_requirements(ctx))
     for p in ctx.param_status:
         if p.status in ("failed", "timeout"):
             console.print(f"[yellow]param {p.provider}: {p.status}[/] [dim]{p.message}[/]")

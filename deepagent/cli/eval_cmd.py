@@ -19,6 +19,7 @@ from deepagent.tools.executor import validation_message
 
 if TYPE_CHECKING:
     from eval.harness.cases import EvalCase
+    from eval.harness.requirements_eval import RequirementsReport
     from eval.harness.runner import EvalPlan
     from eval.harness.scoring import RunScore
     from eval.harness.summary import Summary
@@ -70,6 +71,71 @@ def eval_context(
     console.print(table)
     for f in report.failures[:15]:
         console.print(f"[yellow]{f.id}[/] expected {f.expected} got {f.selected}")
+
+
+@app.command("requirements")
+def eval_requirements(
+    set_path: Annotated[
+        Path | None,
+        typer.Option("--set", help="Labelled set (default eval/sets/requirements.jsonl)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report JSON.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", help="List every question's missed and extra items.")
+    ] = False,
+) -> None:
+    """Precision and recall of the extracted requirements per field (micro-averaged)."""
+    from context_loader.loader import ContextLoader
+    from eval.harness.requirements_eval import evaluate, report_json
+    from eval.harness.requirements_set import DEFAULT_SET, SetError, read_set, resolve_on
+
+    path = set_path or DEFAULT_SET
+    if not path.exists():
+        bad_input(f"no labelled set at {path}")
+    settings = load_settings()
+    if not settings.data_path.exists():
+        bad_input(f"no sample database at {settings.data_path}; run `deepagent data generate`")
+    try:
+        cases = read_set(path)
+        refs = resolve_on(cases, settings.data_path)
+    except SetError as exc:
+        bad_input(str(exc))
+    loader = ContextLoader.create(settings)
+    with Progress(transient=True, disable=as_json) as bar:
+        task = bar.add_task("requirements", total=len(cases))
+        report = asyncio.run(
+            evaluate(
+                loader, cases, refs, path.name, lambda done, _: bar.update(task, completed=done)
+            )
+        )
+    if as_json:
+        typer.echo(report_json(report))
+        return
+    console = Console()
+    console.print(_requirements_table(report))
+    shown = report.errors if verbose else report.errors[:10]
+    for q in shown:
+        console.print(f"[yellow]{q.id}[/] {q.question}", highlight=False)
+        for label, items in (("missed", q.missed), ("extra", q.extra)):
+            if items:
+                console.print(f"  {label}: {'; '.join(items)}", highlight=False, markup=False)
+    if len(shown) < len(report.errors):
+        console.print(f"[dim]{len(report.errors) - len(shown)} more; --verbose lists all[/]")
+
+
+def _requirements_table(report: RequirementsReport) -> Table:
+    extractor = ", ".join(report.extractors) or "none"
+    table = Table(
+        title=f"requirements on {report.set} ({report.questions} questions, "
+        f"{report.exact} exact, extractor {extractor})"
+    )
+    for name in ("field", "precision", "recall", "support"):
+        table.add_column(name, justify="left" if name == "field" else "right")
+    for row in [*report.fields, report.overall]:
+        p = "-" if row.precision is None else f"{row.precision:.3f}"
+        r = "-" if row.recall is None else f"{row.recall:.3f}"
+        table.add_row(row.field, p, r, str(row.support))
+    return table
 
 
 @app.command("run")

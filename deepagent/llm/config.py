@@ -1,9 +1,10 @@
 """Per-role model settings and the factory for endpoint-backed chat models.
 
-Every role (planner, binder, summarizer, analyst, module_classifier, subagent_planner,
-judge) is either ``offline`` (the deterministic built-in policy for that role: a
-case-guided planner, a JMESPath binder, an extractive summarizer, a templated analyst, a
-case-vote classifier, a rule-based judge) or an OpenAI-compatible chat endpoint.
+Every role (planner, binder, summarizer, analyst, module_classifier, requirements,
+subagent_planner, judge) is either ``offline`` (the deterministic built-in policy for that
+role: a case-guided planner, a JMESPath binder, an extractive summarizer, a templated
+analyst, a case-vote classifier, a rule-based requirements extractor, a rule-based judge)
+or an OpenAI-compatible chat endpoint.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ Role = Literal[
     "summarizer",
     "analyst",
     "module_classifier",
+    "requirements",
     "subagent_planner",
     "judge",
 ]

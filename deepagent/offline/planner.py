@@ -11,21 +11,22 @@ empty or failed it tries the next fitting case once; when nothing fits it asks t
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage
 
 from deepagent.analysis.inputs import classify_question
-from deepagent.binding import BindingError, fill_template, param_names
-from deepagent.language import detect_language
 from deepagent.offline.clarity import Unclear, about_itself, unclear
-from deepagent.planning.render import sections
+from deepagent.offline.coverage import coverage_actions, coverage_done, planned
+from deepagent.offline.situation import (
+    Situation,
+    case_tag,
+    missing_params,
+    read_situation,
+)
 from deepagent.schema import (
-    JSON,
     ActionSpec,
     CallActions,
     CallHuman,
@@ -33,96 +34,6 @@ from deepagent.schema import (
     PlannerDecision,
     TodoItem,
 )
-from deepagent.summary import done_actions
-
-
-@dataclass(frozen=True)
-class Situation:
-    question: str
-    language: str
-    params: dict[str, JSON]
-    tools: set[str]
-    history: list[dict[str, Any]]
-    summary_done: dict[str, str]
-    cases: list[dict[str, Any]]
-    mode: str
-    subagents: bool
-    lite: bool
-    conversation: bool = False
-
-
-def read_situation(messages: Sequence[BaseMessage]) -> Situation:
-    system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
-    user = next(str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage))
-    parts = sections(user)
-    tools = {
-        line[2:].split("(", 1)[0]
-        for line in parts.get("tools", "").splitlines()
-        if line[:2] == "- "
-    }
-    history = json.loads(parts.get("execution_history", "[]"))
-    summary = ""
-    if isinstance(history, dict):  # earlier rounds were summarized
-        summary, history = str(history.get("summary", "")), history.get("rounds", [])
-    return Situation(
-        question=parts.get("question", ""),
-        language=detect_language(parts.get("question", "")),
-        params=json.loads(parts.get("context_params", "{}")),
-        tools=tools,
-        history=history,
-        summary_done=done_actions(summary),
-        cases=json.loads(parts.get("reference_cases", "[]")),
-        mode=parts.get("mode", "tree").strip(),
-        subagents='"kind": "subagent"' in system,
-        lite="keep no TodoList" in system,
-        conversation=bool(json.loads(parts.get("conversation", "[]") or "[]")),
-    )
-
-
-def case_tag(case_id: str) -> str:
-    return "c" + hashlib.sha1(case_id.encode()).hexdigest()[:5]
-
-
-def fill_case(case: dict[str, Any], sit: Situation) -> list[ActionSpec] | None:
-    """The case's plan with placeholders filled and ids tagged, or None if it cannot run."""
-    tag = case_tag(case["id"])
-    actions = []
-    for raw in case["plan"]:
-        if raw.get("kind", "tool") == "subagent" and not sit.subagents:
-            return None
-        if raw.get("kind", "tool") == "tool" and raw.get("tool") not in sit.tools:
-            return None
-        try:
-            filled = fill_template(raw, sit.params, sit.question)
-        except BindingError:
-            return None
-        actions.append(ActionSpec.model_validate(_retag(filled, tag)))
-    return actions
-
-
-def _retag(value: Any, tag: str) -> Any:
-    """Prefix action ids, depends_on and $ref targets with the case tag."""
-    if isinstance(value, dict):
-        out = {k: _retag(v, tag) for k, v in value.items()}
-        if "$ref" in out and isinstance(out["$ref"], str):
-            out["$ref"] = f"{tag}_{out['$ref']}"
-        if "id" in out and ("tool" in out or "kind" in out):
-            out["id"] = f"{tag}_{out['id']}"
-            out["depends_on"] = [f"{tag}_{d}" for d in out.get("depends_on", [])]
-        return out
-    if isinstance(value, list):
-        return [_retag(v, tag) for v in value]
-    return value
-
-
-def missing_params(cases: list[dict[str, Any]], params: dict[str, JSON]) -> list[str]:
-    names: list[str] = []
-    for case in cases[:1]:
-        for name in sorted(param_names(case["plan"])):
-            if params.get(name) is None and name not in names:
-                names.append(name)
-    return names
-
 
 # --- the policy ----------------------------------------------------------------------
 
@@ -156,6 +67,11 @@ def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
                 alt_case, alt_plan = alternative
                 alt_batch = _batch(alt_plan, set(), sit.mode)
                 return _act(sit, alt_case, alt_plan, alt_batch, set(), alternative=True)
+        if not coverage_done(done) and not sit.lite:
+            extra, covers = coverage_actions(sit, case, plan)
+            batch = _batch(extra, ok | {a.id for a in plan}, sit.mode)
+            if batch:
+                return _cover(sit, case, plan, batch, ok, covers)
         return _final(sit, case)
     if not done and about_itself(sit.question):
         return _decline()
@@ -178,7 +94,7 @@ def _current_case(
     tags = [i.split("_", 1)[0] for i in last_ids]
     for case in sit.cases:
         if case_tag(case["id"]) in tags:
-            plan = fill_case(case, sit)
+            plan = planned(case, sit)
             if plan is not None:
                 return case, plan
     return None
@@ -194,7 +110,7 @@ def _first_fitting(
     for case in ordered:
         if case_tag(case["id"]) in exclude:
             continue
-        plan = fill_case(case, sit)
+        plan = planned(case, sit)
         if plan is not None and not any(_call_key(a.tool, a.args) in avoid for a in plan):
             return case, plan
     return None
@@ -253,6 +169,26 @@ def _act(
     return PlannerDecision(
         thought=thought,
         todo_list=_todo(sit, case, plan, ok, final=False),
+        action=CallActions(actions=batch),
+    )
+
+
+def _cover(
+    sit: Situation,
+    case: dict[str, Any],
+    plan: list[ActionSpec],
+    batch: list[ActionSpec],
+    ok: set[str],
+    covers: list[str],
+) -> PlannerDecision:
+    words = [r["text"] for r in sit.requirements if r["id"] in covers]
+    step = ("补充查询：" if sit.language == "zh" else "Also cover: ") + " / ".join(words)
+    todo = [*_todo(sit, case, plan, ok, final=True), TodoItem(content=step, status="in_progress")]
+    return PlannerDecision(
+        thought=f"Case {case['id']} is done; {len(batch)} action(s) for the requirements it"
+        f" left uncovered ({', '.join(covers)}).",
+        todo_list=todo,
+        covers=covers,
         action=CallActions(actions=batch),
     )
 

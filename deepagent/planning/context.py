@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from deepagent.requirements.model import Coverage, Requirements
 from deepagent.schema import JSON, ActionSpec, Strict, TodoItem
 
 Mode = Literal["react", "parallel", "tree"]
@@ -64,5 +65,12 @@ class PlannerContext(Strict):
     cases: list[CaseView] = Field(default_factory=list)
     conversation: list[Turn] = Field(default_factory=list)
     memory: str = Field(default="", description="the user's profile and recent notes (markdown)")
+    requirements: Requirements = Field(default_factory=Requirements)
+    coverage: Coverage | None = Field(
+        default=None, description="the coverage check after the last execute step"
+    )
+    requirement_tools: dict[str, list[str]] = Field(
+        default_factory=dict, description="aspect requirement id -> loaded tools that answer it"
+    )
     subagent: bool = False
     lite: bool = Field(default=False, description="lite SubAgent: no TodoList")

@@ -11,6 +11,7 @@ import re
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from deepagent.coverage_step import coverage_part, requirements_part
 from deepagent.planning.context import Mode, PlannerContext
 from deepagent.prompts import render
 
@@ -53,6 +54,8 @@ def planner_messages(ctx: PlannerContext) -> list[BaseMessage]:
         ),
         conversation=_json([t.model_dump() for t in ctx.conversation]),
         memory=ctx.memory or "(none)",
+        requirements=requirements_part(ctx.requirements, ctx.requirement_tools),
+        coverage=coverage_part(ctx.coverage),
         mode=ctx.mode,
     )
     return [SystemMessage(system), HumanMessage(user)]

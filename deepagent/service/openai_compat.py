@@ -35,14 +35,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
 from langchain_core.messages import AIMessage
 from langchain_core.messages import ChatMessage as LcMessage
 from langchain_core.messages.utils import count_tokens_approximately
@@ -52,6 +50,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from deepagent.record import RunRecord
 from deepagent.service.auth import caller, service
 from deepagent.service.models import ID, Mode, RunCreate
+from deepagent.service.openai_errors import OpenAIRoute, error_body, error_response
 from deepagent.service.routes_runs import POLL_S, owned, start_run, stream
 from deepagent.service.state import ServiceState
 from deepagent.service.store import KeyRow, RunRow
@@ -65,58 +64,6 @@ MODELS: dict[str, Mode] = {
 }
 RUN_HEADER = "x-deepagent-run-id"
 NO_RETRY = {"x-should-retry": "false"}
-ERROR_KINDS: dict[int, tuple[str, str | None]] = {
-    400: ("invalid_request_error", None),
-    401: ("authentication_error", "invalid_api_key"),
-    403: ("permission_error", None),
-    404: ("invalid_request_error", "not_found"),
-    409: ("invalid_request_error", "conflict"),
-    429: ("rate_limit_error", "rate_limit_exceeded"),
-}
-
-
-# --- errors in OpenAI's format ----------------------------------------------------------
-
-
-def error_body(status: int, detail: Any) -> dict[str, Any]:
-    """``{"error": {"message", "type", "code", "param"}}``; ``detail`` is a message or a
-    dict overriding those fields."""
-    kind, code = ERROR_KINDS.get(status, ("server_error", None))
-    error: dict[str, Any] = {"message": str(detail), "type": kind, "code": code, "param": None}
-    if isinstance(detail, dict):
-        error |= detail
-    return {"error": error}
-
-
-def error_response(status: int, detail: Any, headers: Mapping[str, str] | None = None) -> Response:
-    return JSONResponse(error_body(status, detail), status_code=status, headers=headers)
-
-
-class OpenAIRoute(APIRoute):
-    """Errors of these routes (auth, limits, validation) in OpenAI's error format;
-    invalid bodies are 400 as in OpenAI's API."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def guarded(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except RequestValidationError as exc:
-                return error_response(400, _validation_text(exc.errors()))
-            except HTTPException as exc:
-                return error_response(exc.status_code, exc.detail, exc.headers)
-
-        return guarded
-
-
-def _validation_text(errors: Any) -> str:
-    return "; ".join(
-        ".".join(str(p) for p in e.get("loc", ()) if p != "body") + ": " + str(e.get("msg"))
-        for e in errors
-    )
-
-
 router = APIRouter(prefix="/v1", tags=["openai"], route_class=OpenAIRoute)
 Caller = Annotated[KeyRow, Depends(caller)]
 State = Annotated[ServiceState, Depends(service)]
@@ -202,10 +149,19 @@ def run_body(body: ChatRequest, question: str, mode: Mode) -> RunCreate:
 # --- response pieces --------------------------------------------------------------------
 
 
-def extension(run_id: str, status: str, stop_reason: str | None) -> dict[str, Any]:
-    """The ``deepagent`` field: which run answered and how it ended."""
+def extension(
+    run_id: str,
+    status: str,
+    stop_reason: str | None,
+    coverage: list[Any] | None = None,
+    coverage_complete: bool | None = None,
+) -> dict[str, Any]:
+    """The ``deepagent`` field: which run answered, how it ended, and which parts of the
+    question the answer covers (``coverage``: every requirement with its status)."""
     out: dict[str, Any] = {"run_id": run_id, "status": status, "stop_reason": stop_reason,
-                           "record_url": f"/v1/runs/{run_id}"}  # fmt: skip
+                           "record_url": f"/v1/runs/{run_id}",
+                           "coverage_complete": coverage_complete,
+                           "coverage": coverage or []}  # fmt: skip
     if status == "needs_input":
         out["resume_url"] = f"/v1/runs/{run_id}/resume"
     return out
@@ -259,14 +215,21 @@ class Chunks:
         if kind == "run_failed":
             return [self._error(500, f"run {self.run_id} failed: {event.get('error')}")]
         if kind == "run_finished":
-            return self._finish(str(event.get("status")), event.get("stop_reason"))
+            return self._finish(event)
         return [progress(event)]
 
-    def _finish(self, status: str, stop_reason: str | None) -> list[dict[str, Any] | str]:
+    def _finish(self, event: dict[str, Any]) -> list[dict[str, Any] | str]:
+        status, stop_reason = str(event.get("status")), event.get("stop_reason")
         if status not in ("completed", "needs_input"):
             return [self._error(409, f"run {self.run_id} ended {status}: {stop_reason}")]
         last = self.chunk({}, finish_reason(stop_reason))
-        last["deepagent"] = extension(self.run_id, status, stop_reason)
+        last["deepagent"] = extension(
+            self.run_id,
+            status,
+            stop_reason,
+            event.get("coverage"),
+            event.get("coverage_complete"),
+        )
         out: list[dict[str, Any] | str] = [last]
         options = self.body.stream_options
         if options is not None and options.include_usage:
@@ -351,7 +314,10 @@ def completion(body: ChatRequest, row: RunRow, record: RunRecord) -> dict[str, A
               "finish_reason": finish_reason(record.stop_reason)}  # fmt: skip
     out = Chunks(row.id, body).frame("chat.completion", [choice])
     out["usage"] = usage(body.messages, content)
-    out["deepagent"] = extension(row.id, row.status, record.stop_reason)
+    coverage = [c.model_dump(mode="json") for c in record.coverage]
+    out["deepagent"] = extension(
+        row.id, row.status, record.stop_reason, coverage, record.coverage_complete
+    )
     return out
 
 

@@ -18,6 +18,7 @@ from types import ModuleType
 import yaml
 from pydantic import Field, ValidationError
 
+from deepagent.requirements.vocabulary import Vocabulary
 from deepagent.schema import JSON, Strict
 from deepagent.settings import Settings
 from deepagent.tools.spec import ToolSpec
@@ -70,6 +71,10 @@ class ModuleManifest(Strict):
     params: list[ParamSpec] = Field(
         default_factory=list, description="context parameters loaded before planning"
     )
+    vocabulary: Vocabulary = Field(
+        default_factory=Vocabulary,
+        description="measures, aspects and listings its data answers (requirements, coverage)",
+    )
 
 
 EntityNames = Callable[[Settings], list[str]]
@@ -77,11 +82,17 @@ EntityNames = Callable[[Settings], list[str]]
 (category names, brands). The offline classifier removes them before intent similarity."""
 
 
+SubjectNames = Callable[[Settings], dict[str, list[str]]]
+"""A module's optional ``subject_names(settings)`` hook: names a question may name a
+subject by, per subject type (``{"brand": [...]}``), for the requirements extractor."""
+
+
 @dataclass(frozen=True)
 class BusinessModule:
     manifest: ModuleManifest
     tools: tuple[ToolSpec, ...]
     entity_names: EntityNames | None = None
+    subject_names: SubjectNames | None = None
 
     @property
     def name(self) -> str:
@@ -96,6 +107,7 @@ class ToolRegistry:
     def __init__(self, modules: Iterable[BusinessModule]) -> None:
         self.modules: dict[str, BusinessModule] = {}
         self.tools: dict[str, ToolSpec] = {}
+        self._vocabulary: Vocabulary | None = None
         for module in modules:
             self._add(module)
 
@@ -125,6 +137,22 @@ class ToolRegistry:
         return sorted(
             {n for m in self.modules.values() if m.entity_names for n in m.entity_names(settings)}
         )
+
+    def vocabulary(self) -> Vocabulary:
+        """Every module's vocabulary merged (common included): what any data can answer."""
+        if self._vocabulary is None:
+            self._vocabulary = Vocabulary.merge(
+                m.manifest.vocabulary for m in self.modules.values()
+            )
+        return self._vocabulary
+
+    def subject_names(self, settings: Settings) -> dict[str, list[str]]:
+        """All modules' subject names by subject type (see ``SubjectNames``)."""
+        out: dict[str, set[str]] = {}
+        for m in self.modules.values():
+            for kind, names in (m.subject_names(settings) if m.subject_names else {}).items():
+                out.setdefault(kind, set()).update(names)
+        return {kind: sorted(names) for kind, names in out.items()}
 
     def business_modules(self) -> list[str]:
         """Every module except the always-loaded ``common`` (and ``workspace``)."""
@@ -177,10 +205,11 @@ def load_module(path: str) -> BusinessModule:
         raise RegistryError(f"cannot import business module {path!r}: {exc}") from exc
     manifest = _manifest_of(py_module)
     tools = tuple(v for v in vars(py_module).values() if isinstance(v, ToolSpec))
-    names = getattr(py_module, "entity_names", None)
-    if names is not None and not callable(names):
-        raise RegistryError(f"{path}: entity_names must be a function of the settings")
-    return BusinessModule(manifest=manifest, tools=tools, entity_names=names)
+    hooks = {h: getattr(py_module, h, None) for h in ("entity_names", "subject_names")}
+    for hook, fn in hooks.items():
+        if fn is not None and not callable(fn):
+            raise RegistryError(f"{path}: {hook} must be a function of the settings")
+    return BusinessModule(manifest=manifest, tools=tools, **hooks)
 
 
 def _manifest_of(py_module: ModuleType) -> ModuleManifest:

@@ -3,11 +3,13 @@
     python -m eval.harness.build_set [--out eval/sets/core.jsonl] [--check] [--offline]
 
 Seeds (eval/harness/seeds/*.yaml) are YAML lists, one case each; the file gives the source:
-``library.yaml`` (case_library), ``realistic.yaml``, ``constructed.yaml``. A seed has the
-EvalCase fields with shorter names and defaults:
+``library.yaml`` (case_library), ``realistic.yaml``, ``constructed.yaml``, ``coverage.yaml``
+(realistic unless a seed says ``source: constructed``). A seed has the EvalCase fields with
+shorter names and defaults:
 
 - ``modules`` -> expected_modules, ``trajectory`` -> expected_trajectory, ``params`` ->
-  expected_params; ``language`` defaults to the question's;
+  expected_params, ``requirements`` -> expected_requirements; ``language`` defaults to the
+  question's;
 - library seeds name ``library_case``: question, language and modules come from the case
   library and the trajectory from the case's plan (one step per action, ``match`` default
   ``unordered``);
@@ -44,9 +46,10 @@ FILES: dict[str, Source] = {
     "library.yaml": "case_library",
     "realistic.yaml": "realistic",
     "constructed.yaml": "constructed",
+    "coverage.yaml": "realistic",
 }
 RENAMED = {"modules": "expected_modules", "trajectory": "expected_trajectory"}
-RENAMED |= {"params": "expected_params"}
+RENAMED |= {"params": "expected_params", "requirements": "expected_requirements"}
 
 
 def read_seeds(folder: Path = SEEDS) -> list[tuple[Source, dict[str, Any]]]:
@@ -71,7 +74,7 @@ def from_library(seed: dict[str, Any], library: dict[str, Case]) -> dict[str, An
 
 def with_defaults(seed: dict[str, Any], source: Source) -> dict[str, Any]:
     row = {RENAMED.get(k, k): v for k, v in seed.items() if k != "variants"}
-    row["source"] = source
+    row.setdefault("source", source)
     row.setdefault("language", detect_language(row["question"]))
     if row["question_type"] == "clarification":
         row.setdefault("expected_status", "needs_input")

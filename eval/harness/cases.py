@@ -18,6 +18,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from context_loader.models import PageContext
 from deepagent.schema import JSON, Strict
+from eval.harness.expected import ExpectedRequirements
 
 QuestionType = Literal[
     "lookup",
@@ -123,6 +124,9 @@ class EvalCase(Strict):
     forbidden: list[str] = Field(
         default_factory=list, description="text the answer must not contain (adversarial cases)"
     )
+    expected_requirements: ExpectedRequirements | None = Field(
+        default=None, description="what the question asks for; null: not scored"
+    )
     tags: list[str] = Field(default_factory=list)
     notes: str = ""
 
@@ -197,5 +201,7 @@ def _first_error(exc: ValidationError) -> str:
 
 
 def dump_case(case: EvalCase) -> str:
-    """One JSONL line, every field spelled out."""
-    return case.model_dump_json()
+    """One JSONL line, every field spelled out (``expected_requirements`` only when set, so
+    cases written before the field existed keep their lines)."""
+    exclude = {"expected_requirements"} if case.expected_requirements is None else set()
+    return case.model_dump_json(exclude=exclude)

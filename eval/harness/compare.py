@@ -59,10 +59,12 @@ COLUMNS: tuple[Column, ...] = (
      lambda s: f"{s.performance['latency_p50_ms']:.0f} / {s.performance['latency_p95_ms']:.0f}"),
     ("tool calls",
      lambda s: f"{s.performance['tool_calls_mean']:.2f} / {s.performance['tool_calls_p95']:.0f}"),
+    ("silent miss", lambda s: _f(s.process.get("silent_miss_rate"))),
 )  # fmt: skip
 CAPTION = (
     "pass rate; module exact match; trajectory match (case's mode); argument accuracy; "
-    "judge overall; mean planning rounds; run latency p50 / p95; tool calls mean / p95"
+    "judge overall; mean planning rounds; run latency p50 / p95; tool calls mean / p95; "
+    "silent-miss rate (completed runs)"
 )
 
 

@@ -37,6 +37,8 @@ def headline(summary: Summary) -> Table:
         ("error policy (no retry / no invention)",
          f"{_f(p['no_same_argument_retry'])} / {_f(p['no_invented_data'])}"),
         ("guard stops", f"{_f(p['guard_stop_rate'])} {dict(summary.guard_stops) or ''}"),
+        ("silent miss rate / coverage complete",
+         f"{_f(p.get('silent_miss_rate'))} / {_f(p.get('coverage_complete_rate'))}"),
     ]  # fmt: skip
     rows += [(f"judge {d.replace('_', ' ')}", _f(o[d])) for d in DIMENSIONS]
     rows += [

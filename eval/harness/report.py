@@ -23,6 +23,7 @@ from eval.harness.report_data import (
     delta,
     fmt_value,
     record_link,
+    silent_miss_runs,
     worst_runs,
 )
 
@@ -141,6 +142,23 @@ def worst_table(view: RunView, report_dir: Path, limit: int) -> tuple[Table, lis
     return Table(["run", "type", "judge", "why it fails"], rows), links
 
 
+def silent_table(view: RunView, report_dir: Path, limit: int) -> tuple[Table, list[str]]:
+    """The runs with a silent miss and what each left unstated; links to the records."""
+    rows: list[list[Cell]] = []
+    links: list[str] = []
+    for s in silent_miss_runs(view, limit):
+        rows.append([f"{s.case_id}#{s.repeat}", s.question_type, "; ".join(s.judge.silent_misses)])
+        links.append(record_link(view, s, report_dir))
+    return Table(["run", "type", "not covered and not stated"], rows), links
+
+
+def _silent_line(view: RunView) -> str:
+    rate = view.summary.process.get("silent_miss_rate")
+    done = sum(s.status == "completed" for s in view.scores)
+    shown = "-" if rate is None else f"{rate:.3f}"
+    return f"silent-miss rate {shown} ({len(view.summary.silent_misses)} of {done} completed runs)"
+
+
 def _title(views: Sequence[RunView]) -> str:
     if len(views) == 1:
         return f"Eval report: {views[0].name}"
@@ -150,7 +168,7 @@ def _title(views: Sequence[RunView]) -> str:
 def _intro(views: Sequence[RunView]) -> list[str]:
     lines = [
         f"- **{v.name}** (`{v.out_dir}`): {v.summary.cases} cases, {v.summary.runs} runs, "
-        f"judge {v.summary.judge}"
+        f"judge {v.summary.judge}; {_silent_line(v)}"
         for v in views
     ]
     if len(views) > 1:
@@ -184,6 +202,12 @@ def markdown(views: Sequence[RunView], report_dir: Path, worst: int) -> str:
         for row, link in zip(table.rows, links, strict=True):
             out.append(f"1. [{row[0]}]({link}) ({row[1]}, judge {row[2]}): {row[3]}")
         out.append("")
+        silent, links = silent_table(view, report_dir, worst)
+        if silent.rows:
+            out += [f"### Silent misses: {view.name}", ""]
+            for row, link in zip(silent.rows, links, strict=True):
+                out.append(f"1. [{row[0]}]({link}) ({row[1]}): {row[2]}")
+            out.append("")
     out += _md_changed(views)
     return "\n".join(out)
 
@@ -216,10 +240,13 @@ def _html_table(table: Table, links: Sequence[str] | None = None) -> str:
             if j == 0 and links is not None:
                 text = f'<a href="{escape(links[i])}">{text}</a>'
             cls = _delta_class(table.header[j], _cell(value))
-            klass = ' class="reasons"' if table.header[j] == "why it fails" else cls
+            klass = ' class="reasons"' if table.header[j] in _REASONS else cls
             cells.append(f"<td{klass}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+_REASONS = ("why it fails", "not covered and not stated")
 
 
 def _delta_class(header: str, text: str) -> str:
@@ -299,6 +326,10 @@ def html_page(views: Sequence[RunView], report_dir: Path, worst: int) -> str:
         table, links = worst_table(view, report_dir, worst)
         parts.append(f"<h2>Worst runs: {escape(view.name)}</h2>")
         parts.append(_html_table(table, links) if table.rows else "<p>Every run passes.</p>")
+        silent, links = silent_table(view, report_dir, worst)
+        if silent.rows:
+            parts.append(f"<h3>Silent misses: {escape(view.name)}</h3>")
+            parts.append(_html_table(silent, links))
     for line in _md_changed(views):
         if line.startswith("## "):
             parts.append(f"<h2>{escape(line[3:])}</h2>")

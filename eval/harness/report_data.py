@@ -131,6 +131,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("no_same_argument_retry", "no same-argument retry", _p("no_same_argument_retry")),
     Metric("no_invented_data", "no invented data", _p("no_invented_data")),
     Metric("guard_stop_rate", "guard stops", _p("guard_stop_rate"), better=-1),
+    Metric("silent_miss_rate", "silent misses", _p("silent_miss_rate"), better=-1),
+    Metric("coverage_complete_rate", "coverage complete", _p("coverage_complete_rate")),
     Metric("logical_consistency", "judge consistency", _o("logical_consistency")),
     Metric("relevance", "judge relevance", _o("relevance")),
     Metric("depth", "judge depth", _o("depth")),
@@ -204,6 +206,14 @@ def worst_runs(view: RunView, limit: int) -> list[RunScore]:
     failing = [s for s in view.scores if not s.passed]
     failing.sort(key=lambda s: (s.judge.overall, -len(s.failures), s.case_id, s.repeat))
     return failing[:limit]
+
+
+def silent_miss_runs(view: RunView, limit: int) -> list[RunScore]:
+    """Runs with a silent miss (a requirement left uncovered and not stated), most misses
+    first."""
+    runs = [s for s in view.scores if s.judge.silent_misses]
+    runs.sort(key=lambda s: (-len(s.judge.silent_misses), s.case_id, s.repeat))
+    return runs[:limit]
 
 
 def record_link(view: RunView, score: RunScore, report_dir: Path) -> str:

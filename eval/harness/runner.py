@@ -37,6 +37,7 @@ from eval.harness.cases import EvalCase
 from eval.harness.facts import Reference, resolve_facts, resolve_params
 from eval.harness.judge import Judge
 from eval.harness.scoring import RunScore, score_run
+from eval.harness.silent_miss import resolve_expected
 from eval.harness.store import StoredRun, case_hash, load_finished, save
 from eval.harness.summary import Summary, summarize
 
@@ -209,8 +210,10 @@ async def score_runs(
     deps: RunDeps,
     judge: Judge,
 ) -> list[RunScore]:
-    """Resolve each case's facts and argument expectations once, then score its runs."""
+    """Resolve each case's facts, argument expectations and expected requirements once,
+    then score its runs."""
     ref = Reference(settings.data_path)
+    vocabulary = deps.loader.registry.vocabulary()
     by_case: dict[str, list[StoredRun]] = {}
     for run in runs:
         by_case.setdefault(run.case_id, []).append(run)
@@ -221,8 +224,13 @@ async def score_runs(
             tools = ToolExecutor(deps.loader.registry, ctx)
             facts = await resolve_facts(case, ref, tools)
             params, errors = resolve_params(case, ref)
+            expected, exp_errors = resolve_expected(case, ref, vocabulary)
             for run in by_case.get(case.id, []):
-                scores.append(await score_run(case, run, facts, params, judge, errors))
+                scores.append(
+                    await score_run(
+                        case, run, facts, params, judge, [*errors, *exp_errors], expected
+                    )
+                )
     finally:
         ref.close()
     return scores

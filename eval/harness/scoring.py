@@ -5,11 +5,14 @@ the status the case expects and the outcome (an answer, a question to the user, 
 data"); every expected module loaded (recall 1); the trajectory
 matches under the case's mode; every expected argument right; planning rounds within the
 case's maximum; no more tool calls than the case allows; the error policy kept (no
-same-argument retry, no invented figures); every required fact in the answer; judge
+same-argument retry, no invented figures); every required fact in the answer; no silent
+miss (a requirement left uncovered and not stated, eval/harness/silent_miss.py); judge
 safety 1, logical consistency >= 0.8 and overall >= 0.7.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from pydantic import Field
 
@@ -27,6 +30,7 @@ from eval.harness.metrics import (
     trajectory,
     trajectory_scores,
 )
+from eval.harness.silent_miss import ExpectedItem
 from eval.harness.store import StoredRun
 
 PASS_CONSISTENCY = 0.8
@@ -62,6 +66,9 @@ class RunScore(Strict):
     tool_calls: int = 0
     llm_calls: dict[str, int] = Field(default_factory=dict)
     tokens: dict[str, TokenCount] = Field(default_factory=dict)
+    coverage_complete: bool | None = Field(
+        default=None, description="the run's own coverage check: every requirement covered"
+    )
     unavailable: list[str] = Field(
         default_factory=list, description="expectations this database cannot resolve"
     )
@@ -77,6 +84,8 @@ def failures(score: RunScore) -> list[str]:
         out.append(f"status {score.status} (expected {score.expected_status})")
     elif not v.outcome_ok:
         out.append(f"outcome: {v.outcome}")
+    if v.silent_misses and not status_ok(score.expected_status, score.status):
+        out.append("silent miss: " + "; ".join(v.silent_misses))
     if score.module_recall is not None and score.module_recall < 1.0:
         out.append(f"module recall {score.module_recall:.2f}")
     if score.trajectory_match is False:
@@ -125,6 +134,7 @@ def metric_fields(
         "tool_calls": record.tool_calls,
         "llm_calls": record.llm_calls,
         "tokens": record.tokens,
+        "coverage_complete": record.coverage_complete,
     }
 
 
@@ -135,9 +145,12 @@ async def score_run(
     params: list[ParamExpectation],
     judge: Judge,
     unavailable: list[str] | None = None,
+    expected: Sequence[ExpectedItem] | None = None,
 ) -> RunScore:
+    """``expected``: the case's expected requirements, resolved (``resolve_expected``);
+    None lets the judge read them from the case without the dataset."""
     record = run.hydrated()
-    verdict = await judge.judge(case, record, facts)
+    verdict = await judge.judge(case, record, facts, expected)
     score = RunScore.model_validate(
         {
             "case_id": case.id,

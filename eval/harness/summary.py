@@ -41,6 +41,9 @@ class Summary(Strict):
     by_language: dict[str, GroupStats]
     by_source: dict[str, GroupStats]
     failing: list[str] = Field(default_factory=list, description="case ids failing any run")
+    silent_misses: list[str] = Field(
+        default_factory=list, description="runs (case#repeat) with a silent miss"
+    )
 
 
 def _mean(values: Sequence[float | bool | None]) -> float | None:
@@ -51,6 +54,19 @@ def _mean(values: Sequence[float | bool | None]) -> float | None:
 def _facts_recall(scores: Sequence[RunScore]) -> float | None:
     needed = sum(s.judge.facts_needed for s in scores)
     return round(sum(s.judge.facts_found for s in scores) / needed, 4) if needed else None
+
+
+def silent_miss_rate(scores: Sequence[RunScore]) -> float:
+    """Completed runs with at least one silent miss / completed runs (0 when none)."""
+    done = [s for s in scores if s.status == "completed"]
+    return round(sum(bool(s.judge.silent_misses) for s in done) / len(done), 4) if done else 0.0
+
+
+def coverage_complete_rate(scores: Sequence[RunScore]) -> float | None:
+    """Completed runs whose coverage check found everything covered / completed runs that
+    have one (None: no run recorded a coverage check)."""
+    known = [s for s in scores if s.status == "completed" and s.coverage_complete is not None]
+    return _mean([s.coverage_complete for s in known])
 
 
 def process(scores: Sequence[RunScore]) -> dict[str, float | None]:
@@ -75,6 +91,8 @@ def process(scores: Sequence[RunScore]) -> dict[str, float | None]:
         "no_invented_data": _mean([not s.judge.invented for s in scores]),
         "error_policy_compliance": _mean([not s.retries and not s.judge.invented for s in scores]),
         "guard_stop_rate": _mean([s.guard is not None for s in scores]),
+        "silent_miss_rate": silent_miss_rate(scores),
+        "coverage_complete_rate": coverage_complete_rate(scores),
     }
 
 
@@ -173,4 +191,5 @@ def summarize(name: str, scores: Sequence[RunScore], repeat: int) -> Summary:
         by_language=groups(scores, lambda s: s.language),
         by_source=groups(scores, lambda s: s.source),
         failing=sorted({s.case_id for s in scores if not s.passed}),
+        silent_misses=[f"{s.case_id}#{s.repeat}" for s in scores if s.judge.silent_misses],
     )

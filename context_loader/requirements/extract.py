@@ -1,0 +1,268 @@
+"""The offline requirements extractor: deterministic, bilingual, built on what the context
+stage already found (category mentions, periods, the campaign, the page, data coverage)
+and on the modules' merged vocabulary (measures, aspects, out-of-scope terms)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from context_loader.models import PageContext
+from context_loader.requirements.names import NameMatcher
+from context_loader.requirements.selection import (
+    Selection,
+    claim_selection_words,
+    find_selections,
+    target_of,
+)
+from context_loader.requirements.spans import Spans
+from context_loader.requirements.subjects import SubjectFinder
+from deepagent.requirements.model import (
+    AspectReq,
+    ComparisonReq,
+    MeasureReq,
+    OutOfScopeReq,
+    PeriodReq,
+    Requirement,
+    Requirements,
+    SelectionReq,
+    SubjectReq,
+)
+from deepagent.requirements.vocabulary import Term, Vocabulary, word_pattern
+from deepagent.schema import JSON
+
+_COMPARE = re.compile(
+    r"对比|比较|比一比|比比|相比|哪个|哪一个|哪家|谁|区别|差异|差别|放一起|放在一起|"
+    r"更(?:高|大|多|快|好|便宜|贵|少|低|强|卷)|\bvs\.?\b|\bversus\b|\bcompar\w*|\bwhich\b|"
+    r"\bbetter\b|\bbigger\b|\bhigher\b|\blarger\b|\bfaster\b|\bcheaper\b|\bmore\b.*\bthan\b|"
+    r"\bside by side\b|\bnext to each other\b|\bdifference\b",
+    re.I | re.A,
+)
+
+
+@dataclass(frozen=True)
+class ExtractionInput:
+    question: str
+    params: dict[str, JSON] = field(default_factory=dict)
+    page: PageContext | None = None
+
+
+class RequirementExtractor(Protocol):
+    name: str
+
+    async def extract(self, inp: ExtractionInput) -> Requirements: ...
+
+
+class OfflineExtractor:
+    name = "offline"
+
+    def __init__(self, vocabulary: Vocabulary, names: dict[str, list[str]] | None = None) -> None:
+        self.vocabulary = vocabulary
+        self.names = NameMatcher(names or {})
+        terms = [*vocabulary.aspects, *vocabulary.measures, *vocabulary.scope]
+        words = sorted(((w, t) for t in terms for w in {*t.zh, *t.en}), key=lambda wt: -len(wt[0]))
+        self._patterns = [(word_pattern(w), t) for w, t in words]
+
+    async def extract(self, inp: ExtractionInput) -> Requirements:
+        return Requirements(items=self.items(inp), extractor=self.name)
+
+    def items(self, inp: ExtractionInput) -> list[Requirement]:
+        spans = Spans(unicodedata.normalize("NFKC", inp.question))
+        subjects = SubjectFinder(spans, inp.params, inp.page, self.names).find()
+        periods, late = _periods(spans, inp.params)
+        claim_selection_words(spans)
+        terms = self._terms(spans)
+        kinds = {id(t): k for k, ts in self._kinds().items() for t in ts}
+        measures = _unique(spans, [f for f in terms if kinds[id(f[0])] == "measure"], "m")
+        aspects = _unique(spans, [f for f in terms if kinds[id(f[0])] == "aspect"], "a")
+        scope = [f for f in terms if kinds[id(f[0])] == "scope"]
+        comparison = _comparison(spans, subjects, measures)
+        out: list[Requirement] = [*subjects, *periods]
+        out += [MeasureReq(id=rid, text=text, measure=t.name) for rid, t, text, _ in measures]
+        out += _selections(spans, comparison is not None, measures)
+        out += _aspects(aspects, out)
+        if comparison is not None:
+            out.append(comparison)
+        scoped = [*late, *_scope(spans, scope, len(late))]
+        unknown = [
+            OutOfScopeReq(
+                id=f"o{len(scoped) + n + 1}", text=name, scope="unknown_name", detail=name
+            )
+            for n, name in enumerate(self.names.unknown(spans))
+        ]
+        return [*out, *scoped, *unknown]
+
+    def _kinds(self) -> dict[str, list[Term]]:
+        v = self.vocabulary
+        return {"measure": v.measures, "aspect": v.aspects, "scope": v.scope}
+
+    def _terms(self, spans: Spans) -> list[tuple[Term, int, int]]:
+        """Every vocabulary word, longest first, each span claimed once."""
+        found: list[tuple[Term, int, int]] = []
+        for pattern, term in self._patterns:
+            for m in pattern.finditer(spans.text):
+                if spans.free(m.start(), m.end()):
+                    spans.take(m.start(), m.end())
+                    found.append((term, m.start(), m.end()))
+        return sorted(found, key=lambda f: f[1])
+
+
+Found = tuple[str, Term, str, int]
+"""One vocabulary item: (requirement id, term, the words, position)."""
+
+
+def _unique(spans: Spans, found: list[tuple[Term, int, int]], prefix: str) -> list[Found]:
+    """One item per term name, at its first mention."""
+    seen: dict[str, Found] = {}
+    for term, start, end in found:
+        if term.name not in seen:
+            seen[term.name] = (f"{prefix}{len(seen) + 1}", term, spans.text[start:end], start)
+    return list(seen.values())
+
+
+_NARROWER = {"reviews": "complaints", "competitors": "competitor_flow"}
+"""An aspect left out when the narrower one beside it is asked for."""
+
+
+def _aspects(found: list[Found], so_far: list[Requirement]) -> list[Requirement]:
+    names = {t.name for _rid, t, _text, _pos in found}
+    out: list[Requirement] = [
+        AspectReq(id=rid, text=text, aspect=t.name)
+        for rid, t, text, _ in found
+        if _NARROWER.get(t.name) not in names
+    ]
+    ranks_categories = [s for s in so_far if isinstance(s, SelectionReq) and s.target == "category"]
+    if ranks_categories and "subcategories" not in names:  # ranking a category's children
+        text = ranks_categories[0].text
+        out.append(AspectReq(id=f"a{len(found) + 1}", text=text, aspect="subcategories"))
+    return out
+
+
+def _comparison(
+    spans: Spans, subjects: list[SubjectReq], measures: list[Found]
+) -> ComparisonReq | None:
+    compared = [s for s in subjects if s.subject_type in ("category", "product", "campaign")]
+    found = _COMPARE.search(spans.text)
+    if len(compared) < 2 or found is None:
+        return None
+    measure = measures[0][1].name if measures else None
+    ids = [s.id for s in compared]
+    return ComparisonReq(id="c1", text=_compared_words(spans, compared, found), subjects=ids,
+                         measure=measure)  # fmt: skip
+
+
+def _compared_words(spans: Spans, compared: list[SubjectReq], word: re.Match[str]) -> str:
+    """From the first compared subject to the comparing word, when they stand together
+    ("空气炸锅和破壁机哪个"), else the comparing word alone."""
+    starts = [spans.text.find(s.text) for s in compared if s.text in spans.text]
+    ends = [at + len(s.text) for s in compared if (at := spans.text.find(s.text)) >= 0]
+    lo, hi = min([*starts, word.start()]), max([*ends, word.end()])
+    return spans.text[lo:hi] if starts and hi - lo <= 40 else word.group(0)
+
+
+def _selections(spans: Spans, comparison: bool, measures: list[Found]) -> list[SelectionReq]:
+    out: list[SelectionReq] = []
+    for sel in find_selections(spans, comparison):
+        ranked = sel.rule in ("top", "bottom", "threshold")
+        measure = _nearest_measure(spans, sel, measures) if ranked else None
+        target = target_of(spans, sel) if sel.rule in ("top", "bottom") else None
+        out.append(
+            SelectionReq(
+                id=f"k{len(out) + 1}",
+                text=sel.text,
+                rule=sel.rule,
+                k=sel.k,
+                measure=measure,
+                target=target,
+                threshold=sel.threshold,
+            )
+        )
+    return out
+
+
+def _nearest_measure(spans: Spans, sel: Selection, measures: list[Found]) -> str | None:
+    clause = spans.clause_of(sel.start)
+    near = [
+        (abs(pos - sel.start), t.name)
+        for _rid, t, _text, pos in measures
+        if spans.clause_of(pos) == clause
+    ]
+    return min(near)[1] if near else None
+
+
+def _scope(spans: Spans, found: list[tuple[Term, int, int]], offset: int) -> list[OutOfScopeReq]:
+    out: list[OutOfScopeReq] = []
+    for term, start, end in found:
+        if any(o.scope == term.name for o in out):
+            continue
+        words = spans.text[start:end]
+        rid = f"o{offset + len(out) + 1}"
+        out.append(OutOfScopeReq(id=rid, text=words, scope=term.name, detail=words))
+    return out
+
+
+def _with_campaign_month(params: dict[str, JSON]) -> list[dict[str, Any]]:
+    """The periods found, a campaign's year read as the campaign's month ("2025年99划算节"
+    is 2025-09, not all of 2025); the campaign's month when no period is named."""
+    periods: list[dict[str, Any]] = list(params.get("periods") or [])
+    camp = params.get("campaign")
+    month = camp.get("month") if isinstance(camp, dict) else None
+    if not isinstance(month, str):
+        return periods
+    year = month[:4]
+    whole = [
+        p for p in periods if p["start_month"] == f"{year}-01" and p["end_month"] == f"{year}-12"
+    ]
+    for p in whole:
+        periods[periods.index(p)] = {**p, "start_month": month, "end_month": month}
+    if not periods:
+        name = str(camp.get("name_zh") or month) if isinstance(camp, dict) else month
+        periods.append({"text": name, "start_month": month, "end_month": month})
+    return periods
+
+
+def _periods(spans: Spans, params: dict[str, JSON]) -> tuple[list[PeriodReq], list[OutOfScopeReq]]:
+    coverage: dict[str, Any] = params.get("data_coverage") or {}
+    first, last = str(coverage.get("first") or "0000-00"), str(coverage.get("last") or "9999-99")
+    comparison: dict[str, Any] = params.get("period_comparison") or {}
+    kind = comparison.get("kind")
+    periods: list[PeriodReq] = []
+    late: list[OutOfScopeReq] = []
+    for p in _with_campaign_month(params):
+        at = spans.find(str(p["text"]))
+        if at is not None:
+            spans.take(*at)
+        start, end = str(p["start_month"]), str(p["end_month"])
+        if end < first or start > last or start < first or end > last:
+            rid = f"o{len(late) + 1}"
+            late.append(
+                OutOfScopeReq(id=rid, text=p["text"], scope="period", detail=f"{first}..{last}")
+            )
+            start, end = max(start, first), min(end, last)
+            if start > end:
+                continue
+        if any(q.start_month == start and q.end_month == end for q in periods):
+            continue
+        periods.append(
+            PeriodReq(
+                id=f"p{len(periods) + 1}",
+                text=p["text"],
+                start_month=start,
+                end_month=end,
+                comparison=kind,
+            )
+        )
+    if kind and not periods and not late:
+        month = str(params.get("month") or params.get("latest_month") or last)
+        periods.append(
+            PeriodReq(
+                id="p1",
+                text=str(comparison.get("text") or kind),
+                start_month=month,
+                end_month=month,
+                comparison=kind,
+            )
+        )
+    return periods, late

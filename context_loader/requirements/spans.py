@@ -1,0 +1,41 @@
+"""Claimed spans of a question: each word of it feeds one requirement at most."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+CLAUSE = re.compile(r"[，,;；。？?！!\n]|\band\b|以及|并且|同时|另外|然后")
+
+
+@dataclass
+class Spans:
+    text: str
+    taken: list[tuple[int, int]] = field(default_factory=list)
+
+    def free(self, start: int, end: int) -> bool:
+        return all(end <= a or start >= b for a, b in self.taken)
+
+    def take(self, start: int, end: int) -> None:
+        self.taken.append((start, end))
+
+    def find(self, word: str) -> tuple[int, int] | None:
+        """The first free occurrence of ``word`` (case-insensitive)."""
+        low, needle = self.text.lower(), word.lower()
+        at = low.find(needle)
+        while at >= 0:
+            if self.free(at, at + len(needle)):
+                return at, at + len(needle)
+            at = low.find(needle, at + 1)
+        return None
+
+    def clause_of(self, pos: int) -> tuple[int, int]:
+        """The clause around ``pos``: between clause breaks."""
+        start, end = 0, len(self.text)
+        for m in CLAUSE.finditer(self.text):
+            if m.end() <= pos:
+                start = m.end()
+            elif m.start() >= pos:
+                end = m.start()
+                break
+        return start, end

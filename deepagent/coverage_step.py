@@ -1,0 +1,84 @@
+"""The loop's view of coverage: evidence from the run state, the check, and the prompt part.
+
+The graph calls ``run_coverage`` after every execute step and before the analysis; the
+planner reads ``coverage_part`` as ``<coverage>``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from context_loader.models import LoadedContext
+from deepagent.requirements.coverage import CoverageContext, check
+from deepagent.requirements.evidence import evidence_from
+from deepagent.requirements.model import AspectReq, Coverage, Requirements
+from deepagent.schema import JSON, CallActions
+from deepagent.tools import ToolRegistry
+
+
+def run_coverage(state: dict[str, Any], loaded: LoadedContext, registry: ToolRegistry) -> Coverage:
+    def validate(tool: str, args: dict[str, JSON]) -> dict[str, JSON]:
+        spec = registry.get(tool)
+        if spec is None:
+            return args
+        try:
+            dumped: dict[str, JSON] = spec.input_model.model_validate(args).model_dump(mode="json")
+        except ValidationError:
+            return args
+        return dumped
+
+    evidence = evidence_from(state.get("collected", []), validate, state.get("subagent_tools"))
+    ctx = CoverageContext(
+        vocabulary=registry.vocabulary(),
+        tools_loaded=frozenset(loaded.tools),
+        params=loaded.params,
+    )
+    return check(loaded.requirements, evidence, ctx)
+
+
+def subagent_tools(actions: CallActions) -> dict[str, list[str]]:
+    return {a.id: a.subagent.tools for a in actions.actions if a.subagent is not None}
+
+
+def tool_hints(
+    requirements: Requirements, registry: ToolRegistry, loaded: list[str]
+) -> dict[str, list[str]]:
+    """For each aspect of the question: the loaded tools that answer it."""
+    hints: dict[str, list[str]] = {}
+    vocabulary = registry.vocabulary()
+    for req in requirements.items:
+        if isinstance(req, AspectReq):
+            term = vocabulary.aspect(req.aspect)
+            hints[req.id] = [t for t in (term.tools if term else []) if t in loaded]
+    return hints
+
+
+def requirements_part(requirements: Requirements, hints: dict[str, list[str]]) -> str:
+    """What the planner reads in ``<requirements>``: every item, aspects with the loaded
+    tools that answer them."""
+    rows: list[dict[str, Any]] = []
+    for item in requirements.items:
+        row: dict[str, Any] = item.model_dump(mode="json")
+        if hints.get(item.id):
+            row["tools"] = hints[item.id]
+        rows.append(row)
+    return _escaped_json(rows) if rows else "(none)"
+
+
+def coverage_part(coverage: Coverage | None) -> str:
+    """What the planner reads in ``<coverage>``: every requirement not covered yet."""
+    if coverage is None:
+        return "(nothing executed yet)"
+    open_items = [i.model_dump(exclude={"action_ids"}) for i in coverage.open]
+    if not open_items:
+        return "(every requirement is covered)"
+    return _escaped_json(open_items)
+
+
+def _escaped_json(value: object) -> str:
+    """JSON whose strings (the question's words) cannot open or close a prompt tag."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e")

@@ -1,0 +1,191 @@
+"""How the offline planner covers the requirements of the question.
+
+Before anything runs (``pre`` ids, in the same round: no extra planning round), from the
+filled case plan's arguments:
+- a subject or a period the plan leaves out: the same plan bound to it too (and to each
+  pair of them);
+- an aspect no tool of the plan answers, with a loaded tool that does (the requirements
+  part lists them): that tool, its arguments filled from the context parameters.
+After the plan has run, once (``cov`` ids, a coverage round): the plan bound to each subject
+or period the coverage check still reports missing (e.g. chosen from data at run time).
+Actions that would repeat a call of the original plan are left out (their ``$ref``s point
+at the original).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from deepagent.offline.situation import Situation, case_tag, fill_case
+from deepagent.requirements.evidence import SUBJECT_KEYS, ids_under, months_between
+from deepagent.schema import JSON, ActionSpec
+
+COVER = "cov"  # ids of a coverage round (after execution)
+PRE = "pre"  # ids added before anything ran, for subjects and periods the plan leaves out
+
+
+def coverage_done(done: dict[str, str]) -> bool:
+    return any(f"_{COVER}" in aid for aid in done)
+
+
+def planned(case: dict[str, Any], sit: Situation) -> list[ActionSpec] | None:
+    """The case plan, plus the same plan bound to every subject and period the question
+    names that the plan leaves out (seen before anything runs: no extra round for them)."""
+    plan = fill_case(case, sit)
+    if plan is None or sit.lite:
+        return plan
+    gaps = static_gaps(sit, plan)
+    extra = _rebinds(sit, case, plan, gaps, PRE) if gaps else []
+    return [*plan, *extra, *_aspect_actions(sit, case, [*plan, *extra])]
+
+
+def _aspect_actions(
+    sit: Situation, case: dict[str, Any], plan: list[ActionSpec]
+) -> list[ActionSpec]:
+    """One action for each aspect no tool of the plan answers, when a loaded tool that
+    answers it has its arguments in the context parameters."""
+    used = {a.tool for a in plan}
+    tag = case_tag(case["id"])
+    out: list[ActionSpec] = []
+    for req in sit.requirements:
+        tools = [t for t in req.get("tools", []) if t in sit.tools]
+        if req.get("kind") != "aspect" or not tools or used & set(tools):
+            continue
+        action = _tool_action(sit, tools, f"{tag}_{PRE}a{len(out) + 1}")
+        if action is not None:
+            out.append(action)
+            used.add(action.tool)
+    return out
+
+
+def static_gaps(sit: Situation, plan: list[ActionSpec]) -> list[dict[str, Any]]:
+    """Subjects and periods of the requirements that no action of ``plan`` names."""
+    args = [a.args for a in plan]
+    ids = {k: set().union(*(ids_under(x, p) for x in args)) for k, p in SUBJECT_KEYS.items()}
+    months = set().union(*(_months(x) for x in args))
+    return [req for req in sit.requirements if _left_out(req, ids, months)]
+
+
+def _left_out(req: dict[str, Any], ids: dict[str, set[int]], months: set[str]) -> bool:
+    ref = req.get("ref")
+    if req.get("kind") == "subject" and isinstance(ref, int):
+        named = ids.get(req["subject_type"]) or set()
+        return bool(named) and ref not in named  # a plan about such subjects, not this one
+    if req.get("kind") == "period" and months:  # a plan that names months, not these
+        return not set(months_between(req["start_month"], req["end_month"])) <= months
+    return False
+
+
+def _months(args: dict[str, JSON]) -> set[str]:
+    out = {v for k, v in args.items() if k == "month" and isinstance(v, str)}
+    start, end = args.get("start_month"), args.get("end_month")
+    if isinstance(start, str) and isinstance(end, str):
+        out |= set(months_between(start, end))
+    return out
+
+
+def coverage_actions(
+    sit: Situation, case: dict[str, Any], plan: list[ActionSpec]
+) -> tuple[list[ActionSpec], list[str]]:
+    """The actions of the coverage round and the requirement ids they address."""
+    missing = [c for c in sit.coverage if c.get("code") == "not_queried"]
+    reqs = {r["id"]: r for r in sit.requirements}
+    gaps = [reqs[c["requirement"]] for c in missing if c["kind"] in ("subject", "period")]
+    actions = _rebinds(sit, case, plan, gaps, COVER)
+    return (actions, [g["id"] for g in gaps]) if actions else ([], [])
+
+
+def _rebinds(
+    sit: Situation,
+    case: dict[str, Any],
+    plan: list[ActionSpec],
+    gaps: list[dict[str, Any]],
+    label: str,
+) -> list[ActionSpec]:
+    """The plan bound to each missing subject, each missing period, and each pair."""
+    subjects = [b for g in gaps if g["kind"] == "subject" and (b := _subject_params(sit, g))]
+    periods = [_period_params(g) for g in gaps if g["kind"] == "period"]
+    combos = [{**s, **p} for s in [{}, *subjects] for p in [{}, *periods] if s or p]
+    actions: list[ActionSpec] = []
+    for n, overrides in enumerate(combos, 1):
+        actions += _rebound(sit, case, [*plan, *actions], overrides, f"{label}{n}")
+    return actions
+
+
+def _subject_params(sit: Situation, req: dict[str, Any]) -> dict[str, JSON] | None:
+    ref = req.get("ref")
+    if req.get("subject_type") == "category" and isinstance(ref, int):
+        known = [c for c in sit.params.get("categories") or [] if c.get("id") == ref]
+        cat = known[0] if known else {"id": ref, "name_zh": req.get("name", ""), "name_en": ""}
+        return {"category": cat, "categories": [cat]}
+    if req.get("subject_type") == "product" and isinstance(ref, int):
+        return {"page_product": {"id": ref}, "product_id": ref}
+    return None
+
+
+def _period_params(req: dict[str, Any]) -> dict[str, JSON]:
+    start, end = req["start_month"], req["end_month"]
+    return {"month": end, "time": {"start_month": start, "end_month": end}}
+
+
+def _rebound(
+    sit: Situation,
+    case: dict[str, Any],
+    plan: list[ActionSpec],
+    overrides: dict[str, JSON],
+    suffix: str,
+) -> list[ActionSpec]:
+    bound = fill_case(case, replace(sit, params={**sit.params, **overrides}), suffix=suffix)
+    if bound is None:
+        return []
+    original = {_key(a): a.id for a in plan}
+    same: dict[str, str] = {}
+    out: list[ActionSpec] = []
+    for action in bound:
+        remapped = _remap(action, same)
+        if _key(remapped) in original:
+            same[action.id] = original[_key(remapped)]
+        else:
+            out.append(remapped)
+    return out
+
+
+def _key(action: ActionSpec) -> str:
+    body = action.model_dump(mode="json", by_alias=True, exclude={"id", "depends_on"})
+    return json.dumps(body, sort_keys=True, ensure_ascii=False)
+
+
+def _remap(action: ActionSpec, same: dict[str, str]) -> ActionSpec:
+    if not same:
+        return action
+    raw = json.dumps(action.model_dump(mode="json", by_alias=True), ensure_ascii=False)
+    for new, old in same.items():
+        raw = raw.replace(f'"{new}"', f'"{old}"')
+    return ActionSpec.model_validate(json.loads(raw))
+
+
+def _tool_action(sit: Situation, tools: list[str], aid: str) -> ActionSpec | None:
+    """The first of ``tools`` whose required arguments the context parameters fill."""
+    for tool in tools:
+        args = _fill_args(sit, sit.required.get(tool, []))
+        if args is not None:
+            return ActionSpec.model_validate({"id": aid, "tool": tool, "args": args})
+    return None
+
+
+def _fill_args(sit: Situation, names: list[str]) -> dict[str, JSON] | None:
+    p = sit.params
+    category = p.get("category") or p.get("page_category") or p.get("main_category") or {}
+    new = (p.get("recent_new_products") or {}).get("items") or [{}]
+    product = p.get("page_product") or new[0]
+    known: dict[str, JSON] = {
+        "category_id": category.get("id"),
+        "product_id": product.get("id"),
+        "merchant_id": p.get("merchant_id"),
+        "month": p.get("month"),
+    }
+    if any(known.get(n) is None for n in names):
+        return None
+    return {n: known[n] for n in names}

@@ -1,0 +1,127 @@
+"""What the offline planner reads: the tagged sections of the rendered planner prompt,
+parsed back into a ``Situation``, and the case plans filled from its parameters."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from deepagent.binding import BindingError, fill_template, param_names
+from deepagent.language import detect_language
+from deepagent.planning.render import sections
+from deepagent.schema import JSON, ActionSpec
+from deepagent.summary import done_actions
+
+
+@dataclass(frozen=True)
+class Situation:
+    question: str
+    language: str
+    params: dict[str, JSON]
+    tools: set[str]
+    history: list[dict[str, Any]]
+    summary_done: dict[str, str]
+    cases: list[dict[str, Any]]
+    mode: str
+    subagents: bool
+    lite: bool
+    conversation: bool = False
+    requirements: list[dict[str, Any]] = field(default_factory=list)
+    coverage: list[dict[str, Any]] = field(default_factory=list)
+    required: dict[str, list[str]] = field(default_factory=dict)  # tool -> required args
+
+
+def read_situation(messages: Sequence[BaseMessage]) -> Situation:
+    system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
+    user = next(str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage))
+    parts = sections(user)
+    signatures = [line[2:] for line in parts.get("tools", "").splitlines() if line[:2] == "- "]
+    tools = {sig.split("(", 1)[0] for sig in signatures}
+    history = json.loads(parts.get("execution_history", "[]"))
+    summary = ""
+    if isinstance(history, dict):  # earlier rounds were summarized
+        summary, history = str(history.get("summary", "")), history.get("rounds", [])
+    return Situation(
+        question=parts.get("question", ""),
+        language=detect_language(parts.get("question", "")),
+        params=json.loads(parts.get("context_params", "{}")),
+        tools=tools,
+        history=history,
+        summary_done=done_actions(summary),
+        cases=json.loads(parts.get("reference_cases", "[]")),
+        mode=parts.get("mode", "tree").strip(),
+        subagents='"kind": "subagent"' in system,
+        lite="keep no TodoList" in system,
+        conversation=bool(json.loads(parts.get("conversation", "[]") or "[]")),
+        requirements=_json_list(parts.get("requirements", "")),
+        coverage=_json_list(parts.get("coverage", "")),
+        required={sig.split("(", 1)[0]: _required(sig) for sig in signatures},
+    )
+
+
+def _json_list(text: str) -> list[dict[str, Any]]:
+    """A JSON list section; a sentence in parentheses ("(nothing executed yet)") is none."""
+    text = text.strip()
+    if not text.startswith("["):
+        return []
+    value = json.loads(text)
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _required(signature: str) -> list[str]:
+    """The arguments of a ``name(arg: type = default, ...)`` signature without a default."""
+    inner = signature.split("(", 1)[1].rsplit(")", 1)[0] if "(" in signature else ""
+    parts = [p.strip() for p in re.split(r",\s*(?=\w+:)", inner) if p.strip()]
+    return [p.split(":", 1)[0] for p in parts if "=" not in p]
+
+
+def case_tag(case_id: str) -> str:
+    return "c" + hashlib.sha1(case_id.encode()).hexdigest()[:5]
+
+
+def fill_case(case: dict[str, Any], sit: Situation, suffix: str = "") -> list[ActionSpec] | None:
+    """The case's plan with placeholders filled and ids tagged, or None if it cannot run.
+    A ``suffix`` (a coverage round's) is added after the case tag: ``<tag>_<suffix>_<id>``."""
+    tag = case_tag(case["id"]) + (f"_{suffix}" if suffix else "")
+    actions = []
+    for raw in case["plan"]:
+        if raw.get("kind", "tool") == "subagent" and not sit.subagents:
+            return None
+        if raw.get("kind", "tool") == "tool" and raw.get("tool") not in sit.tools:
+            return None
+        try:
+            filled = fill_template(raw, sit.params, sit.question)
+        except BindingError:
+            return None
+        actions.append(ActionSpec.model_validate(_retag(filled, tag)))
+    return actions
+
+
+def _retag(value: Any, tag: str) -> Any:
+    """Prefix action ids, depends_on and $ref targets with the case tag."""
+    if isinstance(value, dict):
+        out = {k: _retag(v, tag) for k, v in value.items()}
+        if "$ref" in out and isinstance(out["$ref"], str):
+            out["$ref"] = f"{tag}_{out['$ref']}"
+        if "id" in out and ("tool" in out or "kind" in out):
+            out["id"] = f"{tag}_{out['id']}"
+            out["depends_on"] = [f"{tag}_{d}" for d in out.get("depends_on", [])]
+        return out
+    if isinstance(value, list):
+        return [_retag(v, tag) for v in value]
+    return value
+
+
+def missing_params(cases: list[dict[str, Any]], params: dict[str, JSON]) -> list[str]:
+    names: list[str] = []
+    for case in cases[:1]:
+        for name in sorted(param_names(case["plan"])):
+            if params.get(name) is None and name not in names:
+                names.append(name)
+    return names

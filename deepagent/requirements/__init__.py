@@ -1,0 +1,1 @@
+"""Requirements of a question and the coverage check of a run against them."""

@@ -1,0 +1,104 @@
+"""The words a business module's data answers, declared in its manifest (``vocabulary:``).
+
+Measures say which data keys (or ``metric`` argument values) carry them; aspects say which
+tools answer them; listings say which tools return a ranked list of a target (products,
+categories, keywords); scope terms name what no module's data holds (other platforms,
+forecasts). The requirements extractor and the coverage check read the merged vocabulary
+of every business module, so neither knows a business by name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from pydantic import Field
+
+from deepagent.schema import Strict
+
+
+class Term(Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    zh: list[str] = Field(default_factory=list, description="Chinese words (plain substrings)")
+    en: list[str] = Field(
+        default_factory=list, description="English words or phrases, matched as whole words"
+    )
+    fields: list[str] = Field(
+        default_factory=list, description="measures: data keys / metric values that carry it"
+    )
+    tools: list[str] = Field(default_factory=list, description="aspects: tools that answer it")
+
+
+class Vocabulary(Strict):
+    measures: list[Term] = Field(default_factory=list)
+    aspects: list[Term] = Field(default_factory=list)
+    listings: dict[str, list[str]] = Field(
+        default_factory=dict, description="target (product, category, ...) -> ranking tools"
+    )
+    scope: list[Term] = Field(
+        default_factory=list, description="out-of-scope references: platform, forecast"
+    )
+
+    @classmethod
+    def merge(cls, parts: Iterable[Vocabulary]) -> Vocabulary:
+        """One vocabulary: terms of the same name are united (words, fields, tools)."""
+        measures: dict[str, Term] = {}
+        aspects: dict[str, Term] = {}
+        scope: dict[str, Term] = {}
+        listings: dict[str, list[str]] = {}
+        for part in parts:
+            for into, terms in ((measures, part.measures), (aspects, part.aspects)):
+                _unite(into, terms)
+            _unite(scope, part.scope)
+            for target, tools in part.listings.items():
+                listings[target] = _union(listings.get(target, []), tools)
+        return cls(
+            measures=list(measures.values()),
+            aspects=list(aspects.values()),
+            listings=listings,
+            scope=list(scope.values()),
+        )
+
+    def measure(self, name: str) -> Term | None:
+        return next((t for t in self.measures if t.name == name), None)
+
+    def aspect(self, name: str) -> Term | None:
+        return next((t for t in self.aspects if t.name == name), None)
+
+
+def _union(a: list[str], b: list[str]) -> list[str]:
+    return [*a, *(x for x in b if x not in a)]
+
+
+def _unite(into: dict[str, Term], terms: list[Term]) -> None:
+    for term in terms:
+        old = into.get(term.name)
+        if old is None:
+            into[term.name] = term
+            continue
+        into[term.name] = Term(
+            name=term.name,
+            zh=_union(old.zh, term.zh),
+            en=_union(old.en, term.en),
+            fields=_union(old.fields, term.fields),
+            tools=_union(old.tools, term.tools),
+        )
+
+
+def word_pattern(word: str) -> re.Pattern[str]:
+    """Chinese (or any non-ASCII) words as substrings; English as whole words, plurals too."""
+    if not word.isascii():
+        return re.compile(re.escape(word), re.IGNORECASE)
+    return re.compile(rf"(?<![A-Za-z]){re.escape(word)}(?:e?s)?(?![A-Za-z])", re.IGNORECASE)
+
+
+class TermMatcher:
+    """Finds a term's words in a text, longest first."""
+
+    def __init__(self, term: Term) -> None:
+        self.term = term
+        words = sorted({*term.zh, *term.en}, key=len, reverse=True)
+        self.patterns = [word_pattern(w) for w in words]
+
+    def find(self, text: str) -> list[re.Match[str]]:
+        return [m for p in self.patterns for m in p.finditer(text)]

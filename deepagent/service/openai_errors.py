@@ -1,0 +1,63 @@
+"""Errors of the OpenAI-compatible endpoint in OpenAI's format: one body shape for every
+4xx/5xx, and a route class that turns request validation errors into it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any
+
+from fastapi import HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+
+ERROR_KINDS: dict[int, tuple[str, str | None]] = {
+    400: ("invalid_request_error", None),
+    401: ("authentication_error", "invalid_api_key"),
+    403: ("permission_error", None),
+    404: ("invalid_request_error", "not_found"),
+    409: ("invalid_request_error", "conflict"),
+    429: ("rate_limit_error", "rate_limit_exceeded"),
+}
+
+
+# --- errors in OpenAI's format ----------------------------------------------------------
+
+
+def error_body(status: int, detail: Any) -> dict[str, Any]:
+    """``{"error": {"message", "type", "code", "param"}}``; ``detail`` is a message or a
+    dict overriding those fields."""
+    kind, code = ERROR_KINDS.get(status, ("server_error", None))
+    error: dict[str, Any] = {"message": str(detail), "type": kind, "code": code, "param": None}
+    if isinstance(detail, dict):
+        error |= detail
+    return {"error": error}
+
+
+def error_response(status: int, detail: Any, headers: Mapping[str, str] | None = None) -> Response:
+    return JSONResponse(error_body(status, detail), status_code=status, headers=headers)
+
+
+class OpenAIRoute(APIRoute):
+    """Errors of these routes (auth, limits, validation) in OpenAI's error format;
+    invalid bodies are 400 as in OpenAI's API."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except RequestValidationError as exc:
+                return error_response(400, _validation_text(exc.errors()))
+            except HTTPException as exc:
+                return error_response(exc.status_code, exc.detail, exc.headers)
+
+        return guarded
+
+
+def _validation_text(errors: Any) -> str:
+    return "; ".join(
+        ".".join(str(p) for p in e.get("loc", ()) if p != "body") + ": " + str(e.get("msg"))
+        for e in errors
+    )
