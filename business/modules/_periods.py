@@ -54,8 +54,9 @@ _YOY = re.compile(
     re.IGNORECASE,
 )
 _MOM = re.compile(
-    r"环比|比上个?月|\bmonth[- ]over[- ]month\b|\bmom\b|\bcompared (?:with|to) (?:the )?"
-    r"(?:previous|last|prior) month\b|\bvs\.? (?:the )?(?:previous|last) month\b",
+    r"(?<![手耳光指花项])环比|比上个?月|\bmonth[- ]over[- ]month\b|\bmom\b"
+    r"|\bcompared (?:with|to) (?:the )?(?:previous|last|prior) month\b"
+    r"|\bvs\.? (?:the )?(?:previous|last) month\b",
     re.IGNORECASE,
 )
 

@@ -122,6 +122,8 @@ def _unique(spans: Spans, found: list[tuple[Term, int, int]], prefix: str) -> li
     return list(seen.values())
 
 
+_RANKED_ASPECT = {"category": "subcategories", "keyword": "search_terms"}
+"""The aspect a ranking of that target answers."""
 _NARROWER = {"reviews": "complaints", "competitors": "competitor_flow"}
 """An aspect left out when the narrower one beside it is asked for."""
 
@@ -133,17 +135,20 @@ def _aspects(found: list[Found], so_far: list[Requirement]) -> list[Requirement]
         for rid, t, text, _ in found
         if _NARROWER.get(t.name) not in names
     ]
-    ranks_categories = [s for s in so_far if isinstance(s, SelectionReq) and s.target == "category"]
-    if ranks_categories and "subcategories" not in names:  # ranking a category's children
-        text = ranks_categories[0].text
-        out.append(AspectReq(id=f"a{len(found) + 1}", text=text, aspect="subcategories"))
+    for target, aspect in _RANKED_ASPECT.items():  # ranking a category's children, terms
+        ranking = [s for s in so_far if isinstance(s, SelectionReq) and s.target == target]
+        if ranking and aspect not in names:
+            rid = f"a{len(found) + len(out) + 1}"
+            out.append(AspectReq(id=rid, text=ranking[0].text, aspect=aspect))
     return out
 
 
 def _comparison(
     spans: Spans, subjects: list[SubjectReq], measures: list[Found]
 ) -> ComparisonReq | None:
-    compared = [s for s in subjects if s.subject_type in ("category", "product", "campaign")]
+    compared = [
+        s for s in subjects if s.subject_type in ("category", "product", "campaign", "brand")
+    ]
     found = _COMPARE.search(spans.text)
     if len(compared) < 2 or found is None:
         return None
@@ -182,14 +187,22 @@ def _selections(spans: Spans, comparison: bool, measures: list[Found]) -> list[S
     return out
 
 
+_RANK_BY = re.compile(r"(?:按照?|以|\bby|\bin terms of|\branked by|\bsorted by)\s*$", re.I | re.A)
+
+
 def _nearest_measure(spans: Spans, sel: Selection, measures: list[Found]) -> str | None:
+    """The measure named in the selection's clause, nearest first; else one the question
+    ranks by in another clause ("按销量排，前5的叶子类目")."""
     clause = spans.clause_of(sel.start)
     near = [
         (abs(pos - sel.start), t.name)
         for _rid, t, _text, pos in measures
         if spans.clause_of(pos) == clause
     ]
-    return min(near)[1] if near else None
+    if near:
+        return min(near)[1]
+    ranked = [t.name for _r, t, _x, pos in measures if _RANK_BY.search(spans.text[:pos])]
+    return ranked[0] if ranked else None
 
 
 def _scope(spans: Spans, found: list[tuple[Term, int, int]], offset: int) -> list[OutOfScopeReq]:

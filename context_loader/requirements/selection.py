@@ -14,13 +14,28 @@ from context_loader.requirements.spans import Spans
 _CN_NUM = "一二两三四五六七八九十"
 _NUM = rf"(\d+|[{_CN_NUM}]+)"
 _COUNT = rf"(?<![\d年.])(\d+|[{_CN_NUM}]+)(?![\d月年日号%.])"  # a count, not a date
+_EN_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "fifteen": 15, "twenty": 20,
+}  # fmt: skip
+_EN_COUNT = r"(\d+|" + "|".join(_EN_WORDS) + r")"
 _HIGH_ZH = "最高|最多|最大|最快|最好|最强|最热|最贵|最火|最畅销|卖得最好"
-_LOW_ZH = "最低|最少|最小|最慢|最便宜|最弱|最差|最冷|最不卷"
+_LOW_ZH = (
+    "最低|最少|最小|最慢|最便宜|最弱|最差|最冷|最不卷|垫底|最好进|最容易进|最好做|最容易做|竞争最小"
+    "|下滑最|跌得最|降幅最大|下降最多|跌幅最大|跌最多"
+)  # checked before the high words: 降幅最大 is a bottom, 最好进 the least competition
 _HIGH_EN = (
     r"highest|most|largest|biggest|fastest|best|strongest|hottest|top-selling|best-selling"
     r"|fastest-growing|most popular"
 )
-_LOW_EN = r"lowest|least|fewest|smallest|slowest|cheapest|weakest|worst|least crowded"
+_LOW_EN = (
+    r"lowest|least|fewest|smallest|slowest|cheapest|weakest|worst|least crowded"
+    r"|declined the most|dropped the most|fell the most|biggest drop|easiest to enter"
+)
+_ASCENDING = re.compile(
+    r"从低到高|由低到高|从小到大|由小到大|升序|\bascending\b|\blowest first\b|\bfrom low to high\b",
+    re.I | re.A,
+)
 _K_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("top", re.compile(rf"(?:\btop|排名前|前)\s*{_NUM}", re.I | re.A)),
     ("bottom", re.compile(rf"(?:\bbottom|倒数|末尾)\s*{_NUM}", re.I | re.A)),
@@ -28,9 +43,14 @@ _K_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("bottom", re.compile(rf"{_COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{_LOW_ZH})")),
     ("top", re.compile(rf"(?:{_HIGH_ZH})的?\s*{_COUNT}")),
     ("bottom", re.compile(rf"(?:{_LOW_ZH})的?\s*{_COUNT}")),
-    ("top", re.compile(rf"\b(?:{_HIGH_EN})\s+(\d+)\b|\b(\d+)\s+(?:{_HIGH_EN})\b", re.I | re.A)),
-    ("bottom", re.compile(rf"\b(?:{_LOW_EN})\s+(\d+)\b|\b(\d+)\s+(?:{_LOW_EN})\b", re.I | re.A)),
-]
+    ("top", re.compile(
+        rf"\b(?:{_HIGH_EN})\s+{_EN_COUNT}\b|\b{_EN_COUNT}\s+(?:{_HIGH_EN})\b", re.I | re.A)),
+    ("bottom", re.compile(
+        rf"\b(?:{_LOW_EN})\s+{_EN_COUNT}\b|\b{_EN_COUNT}\s+(?:{_LOW_EN})\b", re.I | re.A)),
+    ("top", re.compile(
+        rf"\b(?:which|what|the)\s+{_EN_COUNT}\s+(?:[\w-]+\s+){{0,3}}?"
+        r"(?:lead|leading|sell best|sell the most|top the list)\b", re.I | re.A)),
+]  # fmt: skip
 _ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
     (
         "top",
@@ -39,18 +59,29 @@ _ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("bottom", re.compile(rf"{_LOW_ZH}|\b(?:{_LOW_EN})\b", re.I | re.A)),
 ]
 _CLAUSE_K = re.compile(
-    rf"(?:\b(?:which|what|the|list|name|give me)\s+|哪|前)\s*{_COUNT}\s*(?:个|款|家|类|名)?",
+    rf"\b(?:which|what|the|list|name|give me)\s+{_EN_COUNT}\b"
+    rf"|(?:哪|前)\s*{_COUNT}\s*(?:个|款|家|类|名)?",
     re.I | re.A,
 )
-_TIME_TARGET = re.compile(r"月份|哪个月|哪几个月|几月|\bmonths?\b|\btime of year\b", re.I | re.A)
-_ONE = re.compile(
-    r"哪个|哪一个|哪款|哪一款|哪一类|哪家|\bwhich one\b|\bwhich is the\b", re.I | re.A
+_TIME_TARGET = re.compile(
+    r"月份|哪个月|哪几个月|几月|什么时候|何时|\bmonths?\b|\btime of year\b|\bwhen\b", re.I | re.A
 )
+_ONE = re.compile(
+    r"哪个|哪一个|哪款|哪一款|哪一类|哪家|\bwhich one\b|\bwhich is the\b|\bwhich of\b|\bsingle\b",
+    re.I | re.A,
+)
+_WHICH = re.compile(r"\bwhich\b", re.I | re.A)
 _MAIN_BAND = re.compile(
     r"主力价格带|主要价格带|主价格带|主力价位|主流价格带|卖得最好的价格带|"
+    r"(?:卖得?最(?:好|多)|最畅销|销售额最高|GMV最高)的(?:那个|那一?档)?(?:价位段|价格带|价格区间|价位)|"
+    r"\bprice (?:band|range|tier) (?:where|in which|that)\b[^,.?;]{0,40}?\b(?:most|best|highest)\b"
+    r"(?:\s+(?:money|gmv|sales|revenue))?|"
     r"\bmain price band\b|\bmain band\b|\bdominant price band\b|\bcore price band\b|"
     r"\bbest-selling price band\b|\bmain price range\b",
     re.I | re.A,
+)
+_AT_LEAST = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(万|亿|千|分|元|块|%)?\s*(以上|以下|之上|之下|\+)",
 )
 _THRESHOLD = re.compile(
     r"(超过|高于|大于|多于|不低于|至少|低于|少于|不足|不到|\babove\b|\bover\b|\bmore than\b|"
@@ -62,7 +93,8 @@ _SCALE = {"万": 1e4, "亿": 1e8, "千": 1e3, "k": 1e3, "m": 1e6, "million": 1e6
 _TARGETS: list[tuple[str, re.Pattern[str]]] = [
     ("band", re.compile(r"价格带|价位段|\bprice (?:bands?|ranges?|tiers?)\b", re.I | re.A)),
     ("keyword", re.compile(
-        r"关键词|搜索词|热搜词|热词|\bkeywords?\b|\bsearch terms?\b|\bqueries\b", re.I | re.A)),
+        r"关键词|搜索词|热搜词|热词|(?<=[个的])词|\bkeywords?\b|\bsearch terms?\b|\bqueries\b",
+        re.I | re.A)),
     ("product", re.compile(
         r"商品|产品|单品|爆款|宝贝|竞品|款|\bproducts?\b|\bitems?\b|\bskus?\b|\bbest[- ]?sellers?\b"
         r"|\blistings?\b", re.I | re.A)),
@@ -87,6 +119,8 @@ class Selection:
 def cn_number(raw: str) -> int | None:
     if raw.isdigit():
         return int(raw)
+    if raw.lower() in _EN_WORDS:
+        return _EN_WORDS[raw.lower()]
     digits = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
     if raw == "十":
         return 10
@@ -101,13 +135,16 @@ def find_selections(spans: Spans, comparison: bool) -> list[Selection]:
     thresholds aside. A superlative without k in a comparison is part of the comparison."""
     text = spans.text
     found: list[Selection] = []
-    for rule, pattern in _K_RULES:
+    for rule, pattern in sorted(_K_RULES, key=lambda rp: rp[0] != "bottom"):
         for m in pattern.finditer(text):
             raw = next(g for g in m.groups() if g)
             k = cn_number(raw)
             if k and not _clause_taken(found, spans, m.start()) and k <= 500:
-                found.append(Selection(rule, k, m.group(0).strip(), m.start(), m.end()))
-    for rule, pattern in _ORDER_RULES:
+                lo, hi = spans.clause_of(m.start())
+                ascending = rule == "top" and _ASCENDING.search(text[lo:hi])
+                kind = "bottom" if ascending else rule  # "从低到高排前10" is a bottom 10
+                found.append(Selection(kind, k, m.group(0).strip(), m.start(), m.end()))
+    for rule, pattern in sorted(_ORDER_RULES, key=lambda rp: rp[0] != "bottom"):
         for m in pattern.finditer(text):
             if comparison or _clause_taken(found, spans, m.start()):
                 continue
@@ -120,7 +157,12 @@ def find_selections(spans: Spans, comparison: bool) -> list[Selection]:
     for m in _MAIN_BAND.finditer(text):
         found.append(Selection("main_band", None, m.group(0), m.start(), m.end()))
     for m in _THRESHOLD.finditer(text):
+        if re.fullmatch(r"(?:19|20)\d\d", m.group(2)) and not m.group(3):
+            continue  # "over 2025" is a period
         value = float(m.group(2)) * _SCALE.get((m.group(3) or "").lower(), 1.0)
+        found.append(Selection("threshold", None, m.group(0).strip(), m.start(), m.end(), value))
+    for m in _AT_LEAST.finditer(text):
+        value = float(m.group(1)) * _SCALE.get(m.group(2) or "", 1.0)
         found.append(Selection("threshold", None, m.group(0).strip(), m.start(), m.end(), value))
     return sorted(merge_counts(found, spans), key=lambda s: s.start)
 
@@ -136,8 +178,21 @@ def _clause_k(clause: str) -> int | None:
     "which one", else None."""
     counted = _CLAUSE_K.search(clause)
     if counted:
-        return cn_number(counted.group(1))
-    return 1 if _ONE.search(clause) else None
+        return cn_number(next(g for g in counted.groups() if g))
+    if _ONE.search(clause):
+        return 1
+    return 1 if _singular_which(clause) else None
+
+
+def _singular_which(clause: str) -> bool:
+    """ "Which sub-category grew fastest" asks for one; "which leaf categories" for several
+    (the last target noun of the few words after "which" decides)."""
+    m = _WHICH.search(clause)
+    if m is None:
+        return False
+    words = re.findall(r"[a-z-]+", clause[m.end() :].lower())[:4]
+    nouns = [w for w in words if any(p.fullmatch(w) for _t, p in _TARGETS)]
+    return bool(nouns) and not (nouns[-1].endswith("s") or nouns[-1] == "leaves")
 
 
 def merge_counts(found: list[Selection], spans: Spans) -> list[Selection]:
@@ -163,9 +218,18 @@ def _clause_taken(found: list[Selection], spans: Spans, pos: int) -> bool:
     return any(spans.clause_of(s.start) == clause and s.rule in ("top", "bottom") for s in found)
 
 
+_WH = re.compile(r"\b(?:which|what)\b", re.I | re.A)
+
+
 def target_of(spans: Spans, sel: Selection) -> str | None:
-    """The nearest target noun in the selection's clause (after it first, then before)."""
+    """The nearest target noun in the selection's clause (after it first, then before);
+    in "which N <noun> had the highest ..." the noun after "which"."""
     lo, hi = spans.clause_of(sel.start)
+    wh = _WH.search(spans.text, lo, sel.start)
+    if wh is not None:
+        for target, pattern in _TARGETS:
+            if pattern.search(spans.text, wh.end(), sel.start):
+                return target
     best: tuple[int, str] | None = None
     for target, pattern in _TARGETS:
         for m in pattern.finditer(spans.text, lo, hi):

@@ -19,12 +19,17 @@ _PRODUCT_ID = re.compile(
     re.I | re.A,
 )
 _OWN_SHOP = re.compile(
-    r"我的店铺?|我家店铺?|我们的?店铺?|本店|我店|店铺整体|\b(?:my|our)\s+(?:own\s+)?(?:shop|store)\b",
+    r"我的店铺?|我家店铺?|我家(?:的)?(?!新)|我们的?店铺?|本店|我店|店铺整体|\b(?:my|our)\s+(?:own\s+)?(?:shop|store)\b",
     re.I | re.A,
 )
 _MY_NEW = re.compile(
     r"(?:我的|我们的|我家的?|本店的?|\bmy\b|\bour\b)\s*(?:最新的?|最近的?|刚上的?)?\s*"
     r"(?:新品|新款|新产品|\bnew(?:est)?\s+(?:products?|launch(?:es)?|items?|releases?))",
+    re.I | re.A,
+)
+_MY_NEWEST = re.compile(
+    r"(?:我|我们)的?最新(?:的)?(?:那款|那个|一款)?(?:新品|商品|产品)|"
+    r"\b(?:my|our) (?:newest|latest|most recent) (?:product|launch|item|new product)\b",
     re.I | re.A,
 )
 _MAIN_CATEGORY = re.compile(r"主营类目|主类目|\bmain category\b|\bmy category\b", re.I | re.A)
@@ -51,6 +56,7 @@ class SubjectFinder:
         self._products()
         self._campaign()
         self._named()
+        self._newest()
         self._own()
         if not self.items:
             self._page()
@@ -106,6 +112,16 @@ class SubjectFinder:
     def _named(self) -> None:
         for kind, name, words in self.names.find(self.spans) if self.names else []:
             self._add(kind, name, name, words)
+
+    def _newest(self) -> None:
+        """ "我最新那款新品": the merchant's newest product, by id."""
+        recent = self.params.get("recent_new_products")
+        items = recent.get("items") if isinstance(recent, dict) else None
+        m = _MY_NEWEST.search(self.spans.text)
+        if m and items and self.spans.free(m.start(), m.end()):
+            self.spans.take(m.start(), m.end())
+            first = items[0]
+            self._add("product", first.get("id"), str(first.get("title_zh", "")), m.group(0))
 
     def _own(self) -> None:
         for pattern, kind in ((_MY_NEW, "new_product"), (_OWN_SHOP, "own_shop")):
