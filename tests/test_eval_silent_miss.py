@@ -298,3 +298,14 @@ def test_not_covered_section_bounds(answer: str) -> None:
         assert section is not None and "结论" not in section and "- x" not in section
     else:
         assert section is None
+
+
+def test_an_expected_aspect_is_covered_by_a_call_of_one_of_its_tools() -> None:
+    vocabulary = Vocabulary(aspects=[Term(name="trend", zh=["走势"], tools=["get_category_trend"])])
+    expected = {"aspects": ["trend"]}
+    items, _ = resolve_expected(case(expected), vocabulary=vocabulary)
+    overview = record()
+    trend = ActionRecord(id="t", kind="tool", tool="get_category_trend", args={}, status="ok")
+    with_trend = record(ANSWER, trend)
+    assert silent_misses(overview, items) == ["aspect trend (expected)"]
+    assert silent_misses(with_trend, items) == []

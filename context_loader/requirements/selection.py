@@ -57,7 +57,10 @@ _ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
         re.compile(rf"{_HIGH_ZH}|爆款|热销|\b(?:{_HIGH_EN})\b|\bbest[- ]?sellers?\b", re.I | re.A),
     ),
     ("bottom", re.compile(rf"{_LOW_ZH}|\b(?:{_LOW_EN})\b", re.I | re.A)),
+    # an ordering without a superlative: "按竞争强度从低到高排一下", "rank them by buyers"
+    ("top", re.compile(r"排(?:一下|个序|序|名)|\brank(?:ed|ing)?\b|\bsort(?:ed)?\b", re.I | re.A)),
 ]
+_FIRST = re.compile(r"排名第一|第一名|\bnumber one\b|\bno\.\s*1\b|#1\b", re.I | re.A)
 _CLAUSE_K = re.compile(
     rf"\b(?:which|what|the|list|name|give me)\s+{_EN_COUNT}\b"
     rf"|(?:哪|前)\s*{_COUNT}\s*(?:个|款|家|类|名)?",
@@ -151,7 +154,9 @@ def find_selections(spans: Spans, comparison: bool) -> list[Selection]:
             lo, hi = spans.clause_of(m.start())
             if _TIME_TARGET.search(text[lo:hi]):
                 continue  # "which months sell most": seasonality, not a ranking of things
-            sel = Selection(rule, _clause_k(text[lo:hi]), m.group(0), m.start(), m.end())
+            ascending = rule == "top" and _ASCENDING.search(text[lo:hi])
+            kind = "bottom" if ascending else rule
+            sel = Selection(kind, _clause_k(text[lo:hi]), m.group(0), m.start(), m.end())
             if sel.k is not None or target_of(spans, sel) is not None:
                 found.append(sel)
     for m in _MAIN_BAND.finditer(text):
@@ -179,7 +184,7 @@ def _clause_k(clause: str) -> int | None:
     counted = _CLAUSE_K.search(clause)
     if counted:
         return cn_number(next(g for g in counted.groups() if g))
-    if _ONE.search(clause):
+    if _ONE.search(clause) or _FIRST.search(clause):
         return 1
     return 1 if _singular_which(clause) else None
 

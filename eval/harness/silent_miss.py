@@ -84,6 +84,8 @@ class ExpectedItem(Strict):
     k: int | None = None
     name: str | None = None
     """A measure's or aspect's name, an out-of-scope kind."""
+    tools: list[str] = Field(default_factory=list)
+    """An aspect's tools (the vocabulary's): an ``ok`` call of one covers it."""
 
     def label(self) -> str:
         if self.text.strip():
@@ -134,7 +136,9 @@ def resolve_expected(
     for m in exp.measures:
         out.append(ExpectedItem(kind="measure", name=m, names=[m, *_words(vocab.measure(m))]))
     for a in exp.aspects:
-        out.append(ExpectedItem(kind="aspect", name=a, names=[a, *_words(vocab.aspect(a))]))
+        term = vocab.aspect(a)
+        tools = list(term.tools) if term else []
+        out.append(ExpectedItem(kind="aspect", name=a, names=[a, *_words(term)], tools=tools))
     for kind in exp.out_of_scope:
         term = next((t for t in vocab.scope if t.name == kind), None)
         words = [kind, *_words(term), *_SCOPE_WORDS.get(kind, [])]
@@ -273,8 +277,11 @@ def _month(value: JSON) -> str | None:
 
 
 def covered_by_actions(exp: ExpectedItem, record: RunRecord) -> bool:
-    """A subject's id, or every month of a period, in the arguments of an ``ok`` action."""
+    """A subject's id, or every month of a period, in the arguments of an ``ok`` action;
+    an aspect by an ``ok`` call of one of its tools."""
     actions = [a for r in record.rounds for a in r.actions if a.status == "ok"]
+    if exp.kind == "aspect":
+        return any(a.tool in exp.tools for a in actions)
     if exp.kind == "subject" and exp.ref is not None:
         keys = _ID_ARGS.get(exp.subject_type or "", ())
         want = _norm(str(exp.ref))
