@@ -130,10 +130,11 @@ _NARROWER = {"reviews": "complaints", "competitors": "competitor_flow"}
 
 def _aspects(found: list[Found], so_far: list[Requirement]) -> list[Requirement]:
     names = {t.name for _rid, t, _text, _pos in found}
+    main_band = any(isinstance(s, SelectionReq) and s.rule == "main_band" for s in so_far)
     out: list[Requirement] = [
         AspectReq(id=rid, text=text, aspect=t.name)
         for rid, t, text, _ in found
-        if _NARROWER.get(t.name) not in names
+        if _NARROWER.get(t.name) not in names and not (main_band and t.name == "price_bands")
     ]
     for target, aspect in _RANKED_ASPECT.items():  # ranking a category's children, terms
         ranking = [s for s in so_far if isinstance(s, SelectionReq) and s.target == target]
