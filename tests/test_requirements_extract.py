@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from context_loader.models import PageContext
-from context_loader.requirements import ExtractionInput, OfflineExtractor
+from context_loader.requirements import ExtractionInput, OfflineExtractor, inherit
 from deepagent.requirements.model import Requirement
 from deepagent.settings import Settings
 from deepagent.tools.registry import ToolRegistry
@@ -170,3 +170,94 @@ def test_no_subject_in_the_words_takes_the_page_product(extractor: OfflineExtrac
 def test_a_measure_no_module_holds_is_kept(extractor: OfflineExtractor) -> None:
     found = items(extractor, "What is the profit margin of air fryers?")
     assert [m["measure"] for m in of(found, "measure")] == ["profit"]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("哪些叶子类目环比跌幅最大？给我前5个", [("bottom", 5)]),
+        ("Which leaves grew the most last year? Give me the top 3.", [("top", 3)]),
+        ("the three priciest blenders", [("top", 3)]),
+        ("双11期间折扣力度最大的5款商品", [("top", 5)]),
+        ("头部五个品牌是谁", [("top", 5)]),
+        ("按买家数从低到高给叶子类目排一下", [("bottom", None)]),
+        ("Which sub-category sold the most units?", [("top", 1)]),
+        ("Which sub-categories sold the most units?", [("top", None)]),
+        ("买家数超过50万的叶子类目", [("threshold", None)]),
+        ("哪个价格带卖得最好", [("main_band", None)]),
+    ],
+)
+def test_selection_forms(extractor: OfflineExtractor, question: str, expected: list[Any]) -> None:
+    found = items(extractor, question)
+    assert [(s["rule"], s["k"]) for s in of(found, "selection")] == expected
+
+
+def test_a_threshold_keeps_its_value_and_measure(extractor: OfflineExtractor) -> None:
+    found = items(extractor, "买家数超过50万的叶子类目")
+    (sel,) = of(found, "selection")
+    assert sel["threshold"] == 500000 and sel["measure"] == "buyers"
+
+
+def test_a_choice_between_two_subjects_is_a_comparison(extractor: OfflineExtractor) -> None:
+    found = items(
+        extractor,
+        "Should I sell air fryers or blenders?",
+        category_mentions=[mention(AIR_FRYER, "air fryers"), mention(BLENDER, "blenders")],
+    )
+    assert [c["subjects"] for c in of(found, "comparison")] == [["s1", "s2"]]
+
+
+def test_brands_are_subjects_and_quoted_unknown_names_are_stated(
+    extractor: OfflineExtractor,
+) -> None:
+    named = OfflineExtractor(extractor.vocabulary, {"brand": ["Dermaé", "毛孩子"]})
+    found = items(named, "毛孩子和“星河优选”这个牌子上个月谁卖得多")
+    assert [(s["subject_type"], s["ref"]) for s in of(found, "subject")] == [("brand", "毛孩子")]
+    assert [(o["scope"], o["text"]) for o in of(found, "out_of_scope")] == [
+        ("unknown_name", "星河优选")
+    ]
+
+
+def test_a_follow_up_inherits_what_it_does_not_name(extractor: OfflineExtractor) -> None:
+    first = asyncio.run(
+        extractor.extract(
+            ExtractionInput(
+                question="空气炸锅上个月的销售额",
+                params={
+                    "data_coverage": COVERAGE,
+                    "category_mentions": [mention(AIR_FRYER, "空气炸锅")],
+                    "periods": [
+                        {"text": "上个月", "start_month": "2025-12", "end_month": "2025-12"}
+                    ],
+                },
+            )
+        )
+    )
+    follow = asyncio.run(
+        extractor.extract(
+            ExtractionInput(
+                question="那破壁机呢？",
+                params={
+                    "data_coverage": COVERAGE,
+                    "category_mentions": [mention(BLENDER, "破壁机")],
+                },
+            )
+        )
+    )
+    merged = inherit(follow, first)
+    kinds = [(r.kind, r.text) for r in merged.items]
+    assert ("subject", "破壁机") in kinds and ("subject", "空气炸锅") not in kinds
+    assert ("period", "上个月") in kinds and ("measure", "销售额") in kinds
+
+
+def test_a_campaign_reads_its_year_as_its_month(extractor: OfflineExtractor) -> None:
+    found = items(
+        extractor,
+        "2025年99划算节蜂蜜的销售额",
+        campaign={"id": 10, "name_zh": "99划算节", "name_en": "99 Sale", "month": "2025-09"},
+        periods=[{"text": "2025年", "start_month": "2025-01", "end_month": "2025-12"}],
+    )
+    assert [(p["start_month"], p["end_month"]) for p in of(found, "period")] == [
+        ("2025-09", "2025-09")
+    ]
+    assert [(s["subject_type"], s["ref"]) for s in of(found, "subject")] == [("campaign", 10)]

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from context_loader.models import PageContext
 from context_loader.requirements.names import NameMatcher
 from context_loader.requirements.selection import (
+    _SALES,
     Selection,
     claim_selection_words,
     find_selections,
@@ -37,7 +38,7 @@ _COMPARE = re.compile(
     r"对比|比较|比一比|比比|相比|哪个|哪一个|哪家|谁|区别|差异|差别|放一起|放在一起|"
     r"更(?:高|大|多|快|好|便宜|贵|少|低|强|卷)|\bvs\.?\b|\bversus\b|\bcompar\w*|\bwhich\b|"
     r"\bbetter\b|\bbigger\b|\bhigher\b|\blarger\b|\bfaster\b|\bcheaper\b|\bmore\b.*\bthan\b|"
-    r"\bside by side\b|\bnext to each other\b|\bdifference\b",
+    r"\bside by side\b|\bnext to each other\b|\bdifference\b|\bor\b|还是|\b\w+er\b(?= in\b)",
     re.I | re.A,
 )
 
@@ -174,6 +175,8 @@ def _selections(spans: Spans, comparison: bool, measures: list[Found]) -> list[S
         ranked = sel.rule in ("top", "bottom", "threshold")
         measure = _nearest_measure(spans, sel, measures) if ranked else None
         target = target_of(spans, sel) if sel.rule in ("top", "bottom") else None
+        if target is None and sel.rule in ("top", "bottom") and _SALES.search(sel.text):
+            target = "product"
         out.append(
             SelectionReq(
                 id=f"k{len(out) + 1}",

@@ -61,7 +61,8 @@ _ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
     (
         "top",
         re.compile(
-            rf"{_HIGH_ZH}|爆款|热销|\b(?:{_HIGH_EN})\b|\b(?:best|biggest|top)[- ]?sellers?\b",
+            rf"{_HIGH_ZH}|爆款|热销|卖得好的|好卖的|\b(?:{_HIGH_EN})\b"
+            r"|\b(?:best|biggest|top)[- ]?sellers?\b",
             re.I | re.A,
         ),
     ),
@@ -69,6 +70,8 @@ _ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
     # an ordering without a superlative: "按竞争强度从低到高排一下", "rank them by buyers"
     ("top", re.compile(r"排(?:一下|个序|序|名)|\brank(?:ed|ing)?\b|\bsort(?:ed)?\b", re.I | re.A)),
 ]
+_SALES = re.compile(r"爆款|热销|卖得(?:最)?好|好卖|畅销|best[- ]?sell|top[- ]?sell", re.I)
+"""Superlatives of selling: they rank products even where the question names none."""
 _ORDERING = re.compile(r"排|rank|sort", re.I)
 _FIRST = re.compile(
     r"(?<!季)第一(?!季|次|个月|周|天|批|步)|\bnumber one\b|\bno\.\s*1\b|#1\b", re.I | re.A
@@ -82,7 +85,8 @@ _TIME_TARGET = re.compile(
     r"月份|哪个月|哪几个月|几月|什么时候|何时|\bmonths?\b|\btime of year\b|\bwhen\b", re.I | re.A
 )
 _ONE = re.compile(
-    r"哪个|哪一个|哪款|哪一款|哪一类|哪家|\bwhich one\b|\bwhich is the\b|\bwhich of\b|\bsingle\b",
+    r"哪个|哪一个|哪款|哪一款|哪一类|哪家|那款|那一款|那个|\bthe best[- ]seller\b(?!s)"
+    r"|\bwhich one\b|\bwhich is the\b|\bwhich of\b|\bsingle\b",
     re.I | re.A,
 )
 _WHICH = re.compile(r"\bwhich\b", re.I | re.A)
@@ -178,7 +182,7 @@ def find_selections(spans: Spans, comparison: bool) -> list[Selection]:
             ascending = rule == "top" and _ASCENDING.search(text if ordering else text[lo:hi])
             kind = "bottom" if ascending else rule
             sel = Selection(kind, _clause_k(text[lo:hi]), m.group(0), m.start(), m.end())
-            if sel.k is not None or target_of(spans, sel) is not None:
+            if sel.k is not None or target_of(spans, sel) is not None or _SALES.search(sel.text):
                 found.append(sel)
     for m in _FIRST.finditer(text):
         if not comparison and not _clause_taken(found, spans, m.start()):
@@ -229,8 +233,9 @@ def _singular_which(clause: str) -> bool:
 
 
 def merge_counts(found: list[Selection], spans: Spans) -> list[Selection]:
-    """A bare "top 5" in another clause gives its k to a top/bottom ranking without one
-    ("Which sub-categories sold the most units? Give me the top 5.")."""
+    """A bare "top 5" / "前3个" in another clause gives its k to a ranking without one,
+    whichever way that one ranks ("Which sub-categories sold the most units? Give me the
+    top 5.", "哪些类目下滑最多？前3个")."""
     bare = [
         s
         for s in found
@@ -239,7 +244,8 @@ def merge_counts(found: list[Selection], spans: Spans) -> list[Selection]:
     open_ = [s for s in found if s.k is None and s.rule in ("top", "bottom")]
     out = list(found)
     for b in bare:
-        match = next((o for o in open_ if o.rule == b.rule and o in out), None)
+        same = [o for o in open_ if o.rule == b.rule and o in out]
+        match = next(iter(same or [o for o in open_ if o in out]), None)
         if match is not None and b in out:
             out[out.index(match)] = Selection(match.rule, b.k, match.text, match.start, match.end)
             out.remove(b)
