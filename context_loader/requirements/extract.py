@@ -148,9 +148,9 @@ def _aspects(found: list[Found], so_far: list[Requirement]) -> list[Requirement]
 def _comparison(
     spans: Spans, subjects: list[SubjectReq], measures: list[Found]
 ) -> ComparisonReq | None:
-    compared = [
-        s for s in subjects if s.subject_type in ("category", "product", "campaign", "brand")
-    ]
+    kinds = ("category", "product", "campaign", "brand")
+    by_type = {k: [s for s in subjects if s.subject_type == k] for k in kinds}
+    compared = max(by_type.values(), key=len)  # compared subjects are of one kind
     found = _COMPARE.search(spans.text)
     if len(compared) < 2 or found is None:
         return None
@@ -222,21 +222,26 @@ def _scope(spans: Spans, found: list[tuple[Term, int, int]], offset: int) -> lis
 
 def _with_campaign_month(params: dict[str, JSON]) -> list[dict[str, Any]]:
     """The periods found, a campaign's year read as the campaign's month ("2025年99划算节"
-    is 2025-09, not all of 2025); the campaign's month when no period is named."""
+    is 2025-09, not all of 2025); the campaigns' months when no period is named."""
     periods: list[dict[str, Any]] = list(params.get("periods") or [])
-    camp = params.get("campaign")
-    month = camp.get("month") if isinstance(camp, dict) else None
-    if not isinstance(month, str):
-        return periods
-    year = month[:4]
-    whole = [
-        p for p in periods if p["start_month"] == f"{year}-01" and p["end_month"] == f"{year}-12"
+    many = params.get("campaigns")
+    one = params.get("campaign")
+    camps = many if isinstance(many, list) and many else [one] if isinstance(one, dict) else []
+    months = [
+        (str(c.get("name_zh") or ""), c["month"]) for c in camps if isinstance(c.get("month"), str)
     ]
+    if not months:
+        return periods
+    years = {m[:4] for _n, m in months}
+    whole = [p for p in periods if p["start_month"][5:] == "01" and p["end_month"][5:] == "12"
+             and p["start_month"][:4] == p["end_month"][:4] in years]  # fmt: skip
     for p in whole:
-        periods[periods.index(p)] = {**p, "start_month": month, "end_month": month}
-    if not periods:
-        name = str(camp.get("name_zh") or month) if isinstance(camp, dict) else month
-        periods.append({"text": name, "start_month": month, "end_month": month})
+        periods.remove(p)
+    if whole or not periods:
+        text = whole[0]["text"] if whole else None
+        periods += [
+            {"text": text or name or m, "start_month": m, "end_month": m} for name, m in months
+        ]
     return periods
 
 

@@ -13,7 +13,8 @@ from context_loader.requirements.spans import Spans
 
 _CN_NUM = "一二两三四五六七八九十"
 _NUM = rf"(\d+|[{_CN_NUM}]+)"
-_COUNT = rf"(?<![\d年.双])(\d+|[{_CN_NUM}]+)(?![\d月年日号%.])"  # a count: not a date, not 双11
+# a count: not a date, not 双11, not the 一 of 一般
+_COUNT = rf"(?<![\d年.双])(\d+|[{_CN_NUM}]+)(?![\d月年日号%.般样些直定起下点])"
 _EN_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "fifteen": 15, "twenty": 20,
@@ -82,8 +83,10 @@ _CLAUSE_K = re.compile(
     re.I | re.A,
 )
 _TIME_TARGET = re.compile(
-    r"月份|哪个月|哪几个月|几月|什么时候|何时|\bmonths?\b|\btime of year\b|\bwhen\b", re.I | re.A
-)
+    r"月份|哪个月|哪几个月|几月|什么时候|何时|\b(?:which|what)\s+(?:months?|time|season)\b"
+    r"|\btime of year\b|\bwhen\b",
+    re.I | re.A,
+)  # a question about *when* ranks months, not things
 _ONE = re.compile(
     r"哪个|哪一个|哪款|哪一款|哪一类|哪家|那款|那一款|那个|\bthe best[- ]seller\b(?!s)"
     r"|\bwhich one\b|\bwhich is the\b|\bwhich of\b|\bsingle\b",
@@ -113,7 +116,8 @@ _THRESHOLD = re.compile(
 _SCALE = {"万": 1e4, "亿": 1e8, "千": 1e3, "k": 1e3, "m": 1e6, "million": 1e6, "billion": 1e9}
 _SELLERS = re.compile(r"\b(?:best|biggest|top)[- ]?sellers?\b|\bbest-selling\b", re.I | re.A)
 _TARGETS: list[tuple[str, re.Pattern[str]]] = [
-    ("band", re.compile(r"价格带|价位段|\bprice (?:bands?|ranges?|tiers?)\b", re.I | re.A)),
+    ("band", re.compile(r"价格带|价位段|\bprice (?:bands?|ranges?|tiers?)\b|\bbands?\b|\btiers?\b",
+                        re.I | re.A)),
     ("keyword", re.compile(
         r"关键词|搜索词|热搜词|热词|(?<=[个的])词|\bkeywords?\b|\bsearch terms?\b|\bqueries\b",
         re.I | re.A)),

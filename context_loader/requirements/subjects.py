@@ -100,14 +100,18 @@ class SubjectFinder:
                 self._add("product", pid, "", m.group(0).strip())
 
     def _campaign(self) -> None:
-        camp = self.params.get("campaign")
-        if not isinstance(camp, dict):
-            return
-        names = [str(camp.get("name_zh", ""))]
-        names += [p.strip() for p in re.split(r"[()]", str(camp.get("name_en", ""))) if p.strip()]
-        text = next((t for n in names if n and (t := self._claim(n))), None)
-        if text is not None:
-            self._add("campaign", camp.get("id"), str(camp.get("name_zh", "")), text)
+        """Every campaign the question names (find_campaign lists them all)."""
+        many = self.params.get("campaigns")
+        one = self.params.get("campaign")
+        listed = many if isinstance(many, list) and many else [one] if isinstance(one, dict) else []
+        for camp in listed:
+            names = [str(camp.get("name_zh", ""))]
+            names += [
+                p.strip() for p in re.split(r"[()]", str(camp.get("name_en", ""))) if p.strip()
+            ]
+            text = next((t for n in names if n and (t := self._claim(n))), None)
+            if text is not None:
+                self._add("campaign", camp.get("id"), str(camp.get("name_zh", "")), text)
 
     def _named(self) -> None:
         for kind, name, words in self.names.find(self.spans) if self.names else []:
