@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.config import get_stream_writer
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
@@ -27,7 +26,6 @@ from deepagent.analysis import (
 from deepagent.coverage_step import run_coverage, subagent_tools, tool_hints
 from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
-from deepagent.execution.records import ActionRecord
 from deepagent.guards import coverage_exhausted, duplicate_batch, stop_reason
 from deepagent.offline.pacing import Pace
 from deepagent.planning.context import (
@@ -47,15 +45,12 @@ from deepagent.state import (
     round_entry,
     round_view,
 )
+from deepagent.streaming import action_event, emit
 from deepagent.subagents import make_runner
 from deepagent.summarizing import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
 from deepagent.workspace import Workspace
 from rag_cases.schema import Case
-
-
-def _emit(event: ev._Event) -> None:
-    get_stream_writer()(event)
 
 
 class Nodes:
@@ -66,7 +61,7 @@ class Nodes:
     async def load_context(self, state: RunState) -> dict[str, Any]:
         request = _request(state)
         loaded = await self.deps.loader.load(request)
-        _emit(
+        emit(
             ev.ContextLoaded(
                 modules=loaded.modules,
                 tools=loaded.tools,
@@ -83,7 +78,7 @@ class Nodes:
             return Command(goto="analyze", update={"stop_reason": reason})
         swapped, summary_events = await self.summarizer.at_round_start(state)
         for event in summary_events:
-            _emit(event)
+            emit(event)
         state = {**state, **swapped}  # type: ignore[typeddict-item]
         started = time.perf_counter()
         result = await plan_round(self.deps.planner, self._planner_context(state))
@@ -106,7 +101,7 @@ class Nodes:
             return Command(goto="analyze", update=update)
         decision = result.decision
         action = decision.action
-        _emit(
+        emit(
             ev.PlanEvent(
                 round=len(state.get("rounds", [])) + 1,
                 decision=action.type,
@@ -159,7 +154,7 @@ class Nodes:
             max_subagents=self.deps.settings.max_parallel_subagents,
             subagents=subagents,
             binder=self.deps.binder,
-            on_event=_action_event,
+            on_event=action_event,
             t0=time.perf_counter() - (time.time() - state.get("started", time.time())),
         )
         outcome = await runner.run(
@@ -199,7 +194,7 @@ class Nodes:
             *state.get("rounds", []),
             round_entry(state, "call_human", decision.todo_list, decision.thought),
         ]
-        _emit(
+        emit(
             ev.HumanInputRequested(
                 question=decision.action.question, options=decision.action.options
             )
@@ -232,7 +227,7 @@ class Nodes:
         parts = []
         async for chunk in stream:
             parts.append(chunk)
-            _emit(ev.AnalysisDelta(text=chunk))
+            emit(ev.AnalysisDelta(text=chunk))
         calls = dict(state.get("llm_calls", {}))
         if self.deps.analyst is not None:
             calls["analyst"] = calls.get("analyst", 0) + 1
@@ -361,29 +356,6 @@ def _history_text(state: RunState) -> str:
         for a in view.actions:
             lines.append(f"- {a.id} {a.tool} {a.status}: {a.output_preview[:160]}")
     return "\n".join(line for line in lines if line)
-
-
-def _action_event(kind: str, record: ActionRecord) -> None:
-    if kind == "action_started":
-        _emit(
-            ev.ActionStarted(
-                action_id=record.id,
-                tool=record.tool,
-                args=record.args,
-                item_index=record.item_index,
-            )
-        )
-    else:
-        _emit(
-            ev.ActionFinished(
-                action_id=record.id,
-                tool=record.tool,
-                status=record.status,
-                duration_ms=record.duration_ms,
-                error=record.error,
-                item_index=record.item_index,
-            )
-        )
 
 
 def build_graph(

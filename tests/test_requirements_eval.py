@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,8 +33,6 @@ from eval.harness.requirements_eval import (
     field_score,
 )
 from eval.harness.requirements_set import (
-    DEFAULT_SET,
-    DEV_SET,
     RequirementsCase,
     SetError,
     SymbolResolver,
@@ -284,75 +280,6 @@ def test_an_empty_set_is_an_error(tmp_path: Path) -> None:
     path.write_text("\n", encoding="utf-8")
     with pytest.raises(SetError, match="no questions"):
         read_set(path)
-
-
-# --- the committed sets ---------------------------------------------------------------
-
-
-@pytest.fixture(scope="module", params=[DEFAULT_SET, DEV_SET], ids=["reporting", "dev"])
-def committed(request: pytest.FixtureRequest) -> list[RequirementsCase]:
-    return read_set(request.param)
-
-
-def test_committed_sets_resolve_every_symbol_on_the_full_database(
-    committed: list[RequirementsCase], full_db: Path
-) -> None:
-    refs = resolve_on(committed, full_db)
-    for c, resolved in zip(committed, refs, strict=True):
-        for subject, ref in zip(c.expected.subjects, resolved, strict=True):
-            typed_only = subject.type in ("own_shop", "new_product")
-            assert (ref is None) == typed_only, f"{c.id}: {subject}"
-            if subject.type in ("category", "product", "campaign"):
-                assert isinstance(ref, int), f"{c.id}: {subject} -> {ref!r}"
-
-
-def test_committed_sets_use_canonical_names_and_quote_the_question(
-    committed: list[RequirementsCase],
-) -> None:
-    for c in committed:
-        e = c.expected
-        where = f"{c.id}: "
-        assert set(e.measures) <= MEASURES, where + str(e.measures)
-        assert set(e.aspects) <= ASPECTS, where + str(e.aspects)
-        assert len(set(e.measures)) == len(e.measures) and len(set(e.aspects)) == len(e.aspects)
-        assert all(s.measure is None or s.measure in MEASURES for s in e.selection), where
-        sources = [c.question, *c.conversation]
-        texts = [x.text for x in e.subjects] + [x.text for x in e.periods]
-        for text in texts + [x.text for x in e.selection]:
-            assert text and any(text in source for source in sources), where + text
-        has_cjk = bool(re.search(r"[\u4e00-\u9fff]", c.question))
-        assert c.language == ("zh" if has_cjk else "en"), where
-
-
-def test_committed_labels_follow_the_conventions(committed: list[RequirementsCase]) -> None:
-    for c in committed:
-        e, where = c.expected, f"{c.id}: "
-        for p in e.periods:
-            assert FIRST_MONTH <= p.start_month <= p.end_month <= LAST_MONTH, where
-        if e.comparison:
-            assert len(e.subjects) >= 2, where + "a comparison needs two subjects"
-        for s in e.subjects:
-            assert (s.ref is None) == (s.type in ("own_shop", "new_product")), where
-        for chosen in e.selection:
-            assert chosen.k is None or chosen.k >= 1, where
-            if chosen.rule in ("main_band", "threshold"):
-                assert chosen.k is None, where
-        if c.page is not None:
-            assert any(s.ref == {"$product": c.page.product_id} for s in e.subjects), where
-
-
-def test_the_two_sets_are_disjoint_and_sized() -> None:
-    reporting, dev = read_set(DEFAULT_SET), read_set(DEV_SET)
-    assert not {c.question for c in reporting} & {c.question for c in dev}
-    assert not {c.id for c in reporting} & {c.id for c in dev}
-    assert len(reporting) >= 90 and 40 <= len(dev) <= 250
-    for cases in (reporting, dev):
-        languages = Counter(c.language for c in cases)
-        assert min(languages["zh"], languages["en"]) >= 0.4 * len(cases)
-    kinds = Counter(k for c in reporting for k in c.expected.out_of_scope)
-    assert set(kinds) == {"platform", "period", "forecast", "unknown_name"}
-    types = {s.type for c in reporting for s in c.expected.subjects}
-    assert types == {"category", "product", "campaign", "brand", "own_shop", "new_product"}
 
 
 # --- evaluate and the CLI ---------------------------------------------------------------

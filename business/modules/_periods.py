@@ -1,4 +1,5 @@
-"""Every time expression inside a question, with its words and its months.
+"""The common module's time tools: every time expression inside a question
+(``find_periods``, with its words and its months) and one expression (``resolve_time``).
 
 ``parse_period`` understands one expression; a question can hold several ("2025年10月和11月",
 "Q3 2025 vs Q3 2024") and comparison words (同比, "month over month"). The finder splits
@@ -13,10 +14,18 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from pydantic import Field
 
-from business.modules._recognize import Period, parse_period, period_months
+from business.modules._recognize import (
+    TIME_EXAMPLES,
+    Period,
+    month_index,
+    month_str,
+    parse_period,
+    period_months,
+)
 from business.modules._shared import Args, store_of
 from deepagent.schema import ToolResult
 from deepagent.tools import ToolContext, tool
@@ -140,3 +149,64 @@ async def find_periods(args: FindPeriodsArgs, ctx: ToolContext) -> ToolResult:
     listed = "; ".join(f"{p['text']!r} = {p['start_month']}..{p['end_month']}" for p in periods)
     plain = f"Periods: {listed or 'none named'}" + (f"; comparison {kind}" if kind else "")
     return ToolResult.success(data, plain, f"Common / time / {months[0]}..{months[-1]}")
+
+
+class ResolveTimeArgs(Args):
+    text: str = Field(
+        min_length=1,
+        max_length=100,
+        description=f"Time expression from the question, e.g. {TIME_EXAMPLES}",
+    )
+
+
+@tool(module="common", function_module="time", timeout_s=5)
+async def resolve_time(args: ResolveTimeArgs, ctx: ToolContext) -> ToolResult:
+    """Turn a time expression ('2025年12月', '上个月', 'last 3 months', 'Q4 2025', '双11')
+    into start_month, end_month and the months list, relative to today. Relative periods
+    count complete months before the current one; a month or quarter without a year is its
+    latest complete occurrence. Says when the period has no data and which month to use."""
+    store = store_of(ctx)
+    months = await store.months()
+    first, latest = months[0], months[-1]
+    source = f"Common / category_metrics / {first}..{latest}"
+    period = parse_period(args.text, ctx.now, latest)
+    if period is None:
+        return ToolResult.failure(
+            "invalid_args",
+            f"cannot understand the time expression {args.text!r}; use forms like "
+            f"{TIME_EXAMPLES}, or give months 'YYYY-MM' directly (data covers {first} to "
+            f"{latest})",
+            source,
+        )
+    resolved = period_months(period)
+    available = set(months)
+    with_data = [m for m in resolved if m in available]
+    data: dict[str, Any] = {
+        "text": args.text,
+        "start_month": resolved[0],
+        "end_month": resolved[-1],
+        "months": resolved,
+        "month_count": len(resolved),
+        "kind": period.kind,
+        "months_with_data": with_data,
+        "latest_available_month": latest,
+        "data_range": {"first": first, "last": latest},
+        "now": ctx.now.isoformat(),
+    }
+    notes: list[str] = []
+    if resolved[-1] > latest:
+        notes.append(f"the period extends past the data: the latest month with data is {latest}")
+    if resolved[0] < first:
+        notes.append(f"the period starts before the data, which begins in {first}")
+    if not with_data:
+        last_idx = month_index(int(latest[:4]), int(latest[5:7]))
+        start = max(month_str(last_idx - len(resolved) + 1), first)
+        data["fallback"] = {"start_month": start, "end_month": latest}
+        notes.append(f"no data in this period; the closest period with data is {start}..{latest}")
+    if notes:
+        data["note"] = "; ".join(notes)
+    span = resolved[0] if len(resolved) == 1 else f"{resolved[0]}..{resolved[-1]}"
+    text = f"{args.text!r} = {span} ({len(resolved)} month{'s' if len(resolved) > 1 else ''})"
+    if notes:
+        text += "; note: " + "; ".join(notes)
+    return ToolResult.success(data, text, source)

@@ -14,13 +14,9 @@ from pydantic import Field
 
 from business.modules._extract import describe, extract, index_for, mention_data
 from business.modules._periods import find_periods as find_periods
+from business.modules._periods import resolve_time as resolve_time
 from business.modules._recognize import (
-    TIME_EXAMPLES,
     Entry,
-    month_index,
-    month_str,
-    parse_period,
-    period_months,
     prepare,
     rank_categories,
 )
@@ -150,67 +146,6 @@ async def extract_categories(args: ExtractCategoriesArgs, ctx: ToolContext) -> T
         source,
         total=len(mentions),
     )
-
-
-class ResolveTimeArgs(Args):
-    text: str = Field(
-        min_length=1,
-        max_length=100,
-        description=f"Time expression from the question, e.g. {TIME_EXAMPLES}",
-    )
-
-
-@tool(module=MODULE, function_module="time", timeout_s=5)
-async def resolve_time(args: ResolveTimeArgs, ctx: ToolContext) -> ToolResult:
-    """Turn a time expression ('2025年12月', '上个月', 'last 3 months', 'Q4 2025', '双11')
-    into start_month, end_month and the months list, relative to today. Relative periods
-    count complete months before the current one; a month or quarter without a year is its
-    latest complete occurrence. Says when the period has no data and which month to use."""
-    store = store_of(ctx)
-    months = await store.months()
-    first, latest = months[0], months[-1]
-    source = f"{TITLE} / category_metrics / {first}..{latest}"
-    period = parse_period(args.text, ctx.now, latest)
-    if period is None:
-        return ToolResult.failure(
-            "invalid_args",
-            f"cannot understand the time expression {args.text!r}; use forms like "
-            f"{TIME_EXAMPLES}, or give months 'YYYY-MM' directly (data covers {first} to "
-            f"{latest})",
-            source,
-        )
-    resolved = period_months(period)
-    available = set(months)
-    with_data = [m for m in resolved if m in available]
-    data: dict[str, Any] = {
-        "text": args.text,
-        "start_month": resolved[0],
-        "end_month": resolved[-1],
-        "months": resolved,
-        "month_count": len(resolved),
-        "kind": period.kind,
-        "months_with_data": with_data,
-        "latest_available_month": latest,
-        "data_range": {"first": first, "last": latest},
-        "now": ctx.now.isoformat(),
-    }
-    notes: list[str] = []
-    if resolved[-1] > latest:
-        notes.append(f"the period extends past the data: the latest month with data is {latest}")
-    if resolved[0] < first:
-        notes.append(f"the period starts before the data, which begins in {first}")
-    if not with_data:
-        last_idx = month_index(int(latest[:4]), int(latest[5:7]))
-        start = max(month_str(last_idx - len(resolved) + 1), first)
-        data["fallback"] = {"start_month": start, "end_month": latest}
-        notes.append(f"no data in this period; the closest period with data is {start}..{latest}")
-    if notes:
-        data["note"] = "; ".join(notes)
-    span = resolved[0] if len(resolved) == 1 else f"{resolved[0]}..{resolved[-1]}"
-    text = f"{args.text!r} = {span} ({len(resolved)} month{'s' if len(resolved) > 1 else ''})"
-    if notes:
-        text += "; note: " + "; ".join(notes)
-    return ToolResult.success(data, text, source)
 
 
 class DataCoverageArgs(Args):

@@ -1,0 +1,101 @@
+"""The committed requirements sets (tuning, reporting, blind): they load, every symbol
+resolves on the full database, labels use the canonical names, quote the question and
+follow the conventions of eval/sets/README.md, and no question is in two sets."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from eval.harness.requirements_set import (
+    DEFAULT_SET,
+    DEV_SET,
+    RequirementsCase,
+    read_set,
+    resolve_on,
+)
+
+BLIND_SET = DEFAULT_SET.with_name("requirements_blind.jsonl")
+MEASURES = set(
+    "gmv units buyers sellers avg_price price new_product_share competition_index growth "
+    "share rating review_count conversion search_volume uplift discount".split()
+)
+ASPECTS = set(
+    "selling_points complaints reviews audience competitor_flow competitors search_terms "
+    "seasonality launch_timing price_bands trend subcategories".split()
+)
+FIRST_MONTH, LAST_MONTH = "2024-01", "2025-12"
+
+
+@pytest.fixture(
+    scope="module", params=[DEFAULT_SET, DEV_SET, BLIND_SET], ids=["reporting", "dev", "blind"]
+)
+def committed(request: pytest.FixtureRequest) -> list[RequirementsCase]:
+    return read_set(request.param)
+
+
+def test_committed_sets_resolve_every_symbol_on_the_full_database(
+    committed: list[RequirementsCase], full_db: Path
+) -> None:
+    refs = resolve_on(committed, full_db)
+    for c, resolved in zip(committed, refs, strict=True):
+        for subject, ref in zip(c.expected.subjects, resolved, strict=True):
+            typed_only = subject.type in ("own_shop", "new_product")
+            assert (ref is None) == typed_only, f"{c.id}: {subject}"
+            if subject.type in ("category", "product", "campaign"):
+                assert isinstance(ref, int), f"{c.id}: {subject} -> {ref!r}"
+
+
+def test_committed_sets_use_canonical_names_and_quote_the_question(
+    committed: list[RequirementsCase],
+) -> None:
+    for c in committed:
+        e = c.expected
+        where = f"{c.id}: "
+        assert set(e.measures) <= MEASURES, where + str(e.measures)
+        assert set(e.aspects) <= ASPECTS, where + str(e.aspects)
+        assert len(set(e.measures)) == len(e.measures) and len(set(e.aspects)) == len(e.aspects)
+        assert all(s.measure is None or s.measure in MEASURES for s in e.selection), where
+        sources = [c.question, *c.conversation]
+        texts = [x.text for x in e.subjects] + [x.text for x in e.periods]
+        for text in texts + [x.text for x in e.selection]:
+            assert text and any(text in source for source in sources), where + text
+        has_cjk = bool(re.search(r"[\u4e00-\u9fff]", c.question))
+        assert c.language == ("zh" if has_cjk else "en"), where
+
+
+def test_committed_labels_follow_the_conventions(committed: list[RequirementsCase]) -> None:
+    for c in committed:
+        e, where = c.expected, f"{c.id}: "
+        for p in e.periods:
+            assert FIRST_MONTH <= p.start_month <= p.end_month <= LAST_MONTH, where
+        if e.comparison:
+            assert len(e.subjects) >= 2, where + "a comparison needs two subjects"
+        for s in e.subjects:
+            assert (s.ref is None) == (s.type in ("own_shop", "new_product")), where
+        for chosen in e.selection:
+            assert chosen.k is None or chosen.k >= 1, where
+            if chosen.rule in ("main_band", "threshold"):
+                assert chosen.k is None, where
+        if c.page is not None:
+            assert any(s.ref == {"$product": c.page.product_id} for s in e.subjects), where
+
+
+def test_the_sets_are_disjoint_and_sized() -> None:
+    reporting, dev, blind = read_set(DEFAULT_SET), read_set(DEV_SET), read_set(BLIND_SET)
+    sets = (reporting, dev, blind)
+    for i, one in enumerate(sets):
+        for other in sets[i + 1 :]:
+            assert not {c.question for c in one} & {c.question for c in other}
+            assert not {c.id for c in one} & {c.id for c in other}
+    assert len(reporting) >= 90 and len(blind) >= 90 and len(dev) >= 40
+    for cases in sets:
+        languages = Counter(c.language for c in cases)
+        assert min(languages["zh"], languages["en"]) >= 0.4 * len(cases)
+    kinds = Counter(k for c in reporting for k in c.expected.out_of_scope)
+    assert set(kinds) == {"platform", "period", "forecast", "unknown_name"}
+    types = {s.type for c in reporting for s in c.expected.subjects}
+    assert types == {"category", "product", "campaign", "brand", "own_shop", "new_product"}
