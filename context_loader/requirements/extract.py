@@ -4,6 +4,7 @@ and on the modules' merged vocabulary (measures, aspects, out-of-scope terms).""
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -12,12 +13,12 @@ from typing import Any, Protocol
 from context_loader.models import PageContext
 from context_loader.requirements.names import NameMatcher
 from context_loader.requirements.selection import (
-    _SALES,
     Selection,
     claim_selection_words,
     find_selections,
     target_of,
 )
+from context_loader.requirements.selection_words import SALES
 from context_loader.requirements.spans import Spans
 from context_loader.requirements.subjects import SubjectFinder
 from deepagent.requirements.model import (
@@ -175,20 +176,45 @@ def _selections(spans: Spans, comparison: bool, measures: list[Found]) -> list[S
         ranked = sel.rule in ("top", "bottom", "threshold")
         measure = _nearest_measure(spans, sel, measures) if ranked else None
         target = target_of(spans, sel) if sel.rule in ("top", "bottom") else None
-        if target is None and sel.rule in ("top", "bottom") and _SALES.search(sel.text):
+        if target is None and sel.rule in ("top", "bottom") and SALES.search(sel.text):
             target = "product"
+        k = sel.k
+        earlier = [s for s in out if s.rule in ("top", "bottom")]
+        if sel.rule in ("top", "bottom") and earlier and _parallel(spans, sel):
+            measure = measure or earlier[-1].measure  # "…the highest X, and which the lowest"
+            k = k if k is not None or earlier[-1].k != 1 else 1
         out.append(
             SelectionReq(
                 id=f"k{len(out) + 1}",
                 text=sel.text,
                 rule=sel.rule,
-                k=sel.k,
-                measure=measure,
+                k=k,
+                measure=measure or sel.measure_hint,
                 target=target,
                 threshold=sel.threshold,
             )
         )
     return out
+
+
+_WHICH_CLAUSE = re.compile(r"^\W*(?:and\s+)?(?:which|哪个|哪一个|哪款)", re.I)
+
+
+def _parallel(spans: Spans, sel: Selection) -> bool:
+    """The clause starts like a second question of the same kind ("and which …")."""
+    lo, _hi = spans.clause_of(sel.start)
+    return bool(_WHICH_CLAUSE.match(spans.text[lo:]))
+
+
+def _head(spans: Spans, clause: tuple[int, int], measures: list[Found]) -> str | None:
+    """Of two measures named side by side ("GMV growth", "销售额增速") the last is the one
+    ranked by."""
+    inside = sorted((pos, len(text), t.name) for _r, t, text, pos in measures
+                    if spans.clause_of(pos) == clause)  # fmt: skip
+    for (pos, size, _name), (nxt, _size, name) in itertools.pairwise(inside):
+        if 0 <= nxt - (pos + size) <= 1:
+            return name
+    return None
 
 
 _RANK_BY = re.compile(r"(?:按照?|以|\bby|\bin terms of|\branked by|\bsorted by)\s*$", re.I | re.A)
@@ -204,7 +230,7 @@ def _nearest_measure(spans: Spans, sel: Selection, measures: list[Found]) -> str
         if spans.clause_of(pos) == clause
     ]
     if near:
-        return min(near)[1]
+        return _head(spans, clause, measures) or min(near)[1]
     ranked = [t.name for _r, t, _x, pos in measures if _RANK_BY.search(spans.text[:pos])]
     return ranked[0] if ranked else None
 

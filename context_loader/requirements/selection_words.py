@@ -1,0 +1,143 @@
+"""The words of selections, bilingual: counts, superlatives, orderings, the main price
+band, thresholds and the nouns of what is ranked (read by ``selection.py``)."""
+
+from __future__ import annotations
+
+import re
+
+I = re.I | re.A  # noqa: E741 - ASCII word boundaries: CJK characters are not word characters
+
+CN_NUM = "一二两三四五六七八九十"
+NUM = rf"(\d+|[{CN_NUM}]+)"
+# a count: not a date, not 双11, not the 一 of 一般
+COUNT = rf"(?<![\d年.双])(\d+|[{CN_NUM}]+)(?![\d月年日号%.般样些直定起下点]|\s*个?月)"
+EN_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "fifteen": 15, "twenty": 20,
+    "a dozen": 12, "dozen": 12,
+}  # fmt: skip
+EN_COUNT = r"(\d+|" + "|".join(EN_WORDS) + r")"
+HIGH_ZH = (
+    "最高|最多|最大|最快|最好|最强|最热|最贵|最火|最畅销|卖得最好|最猛|最受欢迎|最热门|最深"
+    "|最能打|最赚钱|排在前面|排前面|名列前茅|前几名|前几"
+)
+LOW_ZH = (
+    "最低|最少|最小|最慢|最便宜|最弱|最差|最冷门|最冷|最不卷|垫底|最好进|最容易进|最好做|最容易做"
+    "|竞争最小|最不受欢迎|最不火|卖得最差|下滑最|跌得最|降幅最大|下降最多|跌幅最大|跌最多"
+)  # checked before the high words: 降幅最大 is a bottom, 最好进 the least competition
+HIGH_EN = (
+    r"highest|most|largest|biggest|fastest|best|strongest|hottest|top-selling|best-selling"
+    r"|fastest-growing|most popular|priciest|most expensive|deepest|leaders|leading"
+    r"|best performers|top performers|topped|runners-up"
+)
+LOW_EN = (
+    r"lowest|least|fewest|smallest|slowest|cheapest|weakest|worst|least crowded"
+    r"|declined the most|dropped the most|fell the most|biggest drop|easiest to enter"
+    r"|least popular|steepest(?:\s+[\w-]+){0,3}\s+(?:decline|drop|fall)|laggards"
+    r"|worst performers|at the bottom|bottom of|last place"
+)
+LOW = re.compile(rf"{LOW_ZH}|\b(?:{LOW_EN})\b", I)
+ASCENDING = re.compile(
+    r"从低到高|由低到高|从小到大|由小到大|从便宜到贵|由便宜到贵|从少到多|升序"
+    r"|\bascending\b|\blowest first\b|\bfrom low to high\b|\bcheapest first\b",
+    I,
+)
+K_RULES: list[tuple[str, re.Pattern[str]]] = [
+    ("top", re.compile(rf"\b(?:{HIGH_EN})\s+{EN_COUNT}\b|\b{EN_COUNT}\s+(?:{HIGH_EN})\b", I)),
+    ("bottom", re.compile(rf"\b(?:{LOW_EN})\s+{EN_COUNT}\b|\b{EN_COUNT}\s+(?:{LOW_EN})\b", I)),
+    ("top", re.compile(rf"{COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{HIGH_ZH})")),
+    ("bottom", re.compile(rf"{COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{LOW_ZH})")),
+    ("top", re.compile(rf"(?:{HIGH_ZH})的?\s*{COUNT}")),
+    ("bottom", re.compile(rf"(?:{LOW_ZH})的?\s*{COUNT}")),
+    ("bottom", re.compile(rf"(?:\bbottom|倒数第?|末尾)[\s-]*{NUM}", I)),
+    ("bottom", re.compile(rf"\bbottom[\s-]*{EN_COUNT}\b", I)),
+    ("top", re.compile(
+        rf"\b(?:which|what|the)\s+{EN_COUNT}\s+(?:[\w-]+\s+){{0,3}}?"
+        r"(?:lead|leading|sell best|sell the most|top the list)\b", I)),
+]  # fmt: skip
+PLAIN_COUNTS = [
+    re.compile(rf"(?:\btop|排名前|前)[\s-]*{NUM}", I),
+    re.compile(rf"\btop[\s-]*{EN_COUNT}\b", I),
+    re.compile(rf"头部\s*{COUNT}|(?<![{CN_NUM}\d])(十|五|三|二十|百)大(?!小)"),
+    re.compile(
+        rf"\b(?:give me|show me|list|pick|name)\s+(?:the\s+)?{EN_COUNT}\b(?!\s*(?:months?|years?))"
+        rf"|\b{EN_COUNT}\s+of them\b|\bas many as\s+{EN_COUNT}\b",
+        I,
+    ),
+]
+"""Counts that say how many, not which way: "前3个", "top 5", "give me ten" rank the way
+the clause's superlative does (down by default)."""
+ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
+    ("top", re.compile(
+        rf"{HIGH_ZH}|爆款|热销|卖得好的|好卖的|\b(?:{HIGH_EN})\b"
+        r"|\b(?:best|biggest|top)[- ]?sellers?\b", I)),
+    ("bottom", LOW),
+    # an ordering without a superlative: "按竞争强度从低到高排一下", "rank them by buyers"
+    ("top", re.compile(r"排(?:一下|个序|序|名)|\brank(?:ed|ing)?\b|\bsort(?:ed)?\b", I)),
+]  # fmt: skip
+SALES = re.compile(
+    r"爆款|热销|卖得(?:最)?好|卖得最少|好卖|畅销|best[- ]?sell|top[- ]?sell"
+    r"|\bsold the (?:most|least)\b|\bsells? the (?:most|least)\b",
+    re.I,
+)
+"""Superlatives of selling: they rank products even where the question names none."""
+ORDERING = re.compile(r"排|rank|sort", re.I)
+FIRST = re.compile(
+    r"(?<!季)第一(?!季|次|个月|周|天|批|步)|冠军|\bnumber one\b|\bno\.\s*1\b|#1\b"
+    r"|\branks? first\b|\bfirst place\b",
+    I,
+)
+LAST = re.compile(r"倒数第一|\branks? last\b|\bdead last\b", I)
+CLAUSE_K = re.compile(
+    rf"\b(?:which|what|the|list|name|give me)\s+{EN_COUNT}\b"
+    rf"|(?:哪|前)\s*{COUNT}\s*(?:个|款|家|类|名)?",
+    I,
+)
+TIME_TARGET = re.compile(
+    r"月份|哪个月|哪几个月|几月|什么时候|何时|\b(?:which|what)\s+(?:months?|time|season)\b"
+    r"|\btime of year\b|\bwhen\b",
+    I,
+)  # a question about *when* ranks months, not things
+ONE = re.compile(
+    r"哪个|哪一个|哪款|哪一款|哪一类|哪家|那款|那一款|那个|\bthe best[- ]seller\b(?!s)"
+    r"|\bwhich one\b|\bwhich is the\b|\bwhich of\b|\bsingle\b",
+    I,
+)
+WHICH = re.compile(r"\bwhich\b", I)
+WH = re.compile(r"\b(?:which|what)\b", I)
+MAIN_BAND = re.compile(
+    r"主力价格带|主要价格带|主价格带|主力价位|主流价格带|卖得最好的价格带|主要卖在哪个?(?:价位|价格带)|"
+    r"哪个(?:价格带|价位段|价格区间)卖得最(?:好|多)|"
+    r"\bwhich price (?:band|range|tier) sells (?:the )?(?:most|best)\b|"
+    r"(?:卖得?最(?:好|多)|最畅销|销售额最高|GMV最高)的(?:那个|那一?档)?(?:价位段|价格带|价格区间|价位)|"
+    r"\bprice (?:band|range|tier) (?:where|in which|that)\b[^,.?;]{0,40}?\b(?:most|best|highest)\b"
+    r"(?:\s+(?:money|gmv|sales|revenue))?|"
+    r"\bmain price band\b|\bmain band\b|\bdominant price band\b|\bcore price band\b|"
+    r"\bbest-selling price band\b|\bmain price range\b",
+    I,
+)
+AT_LEAST = re.compile(r"(\d+(?:\.\d+)?)\s*(万|亿|千|分|元|块|%)?\s*(以上|以下|之上|之下|\+)")
+THRESHOLD = re.compile(
+    r"(破了?|突破|超过|高于|大于|多于|不低于|至少|低于|少于|不足|不到|\babove\b|\bover\b"
+    r"|\bmore than\b|\bat least\b|\bbelow\b|\bunder\b|\bless than\b|\bfewer than\b)\s*([¥$])?\s*"
+    rf"(\d+(?:\.\d+)?|[{CN_NUM}]+)\s*(万|亿|千|倍|元|块|k\b|m\b|million\b|billion\b|%)?",
+    I,
+)
+CURRENCY = {"¥", "$", "元", "块"}
+"""A threshold in money is a price threshold (the question names no other measure)."""
+SCALE = {"万": 1e4, "亿": 1e8, "千": 1e3, "k": 1e3, "m": 1e6, "million": 1e6, "billion": 1e9}
+SELLERS = re.compile(r"\b(?:best|biggest|top)[- ]?sellers?\b|\bbest-selling\b", I)
+TARGETS: list[tuple[str, re.Pattern[str]]] = [
+    ("band", re.compile(
+        r"价格带|价位段|\bprice (?:bands?|ranges?|tiers?)\b|\bbands?\b|\btiers?\b", I)),
+    ("keyword", re.compile(
+        r"关键词|搜索词|热搜词|热词|(?<=[个的])词|\bkeywords?\b|\bsearch terms?\b|\bqueries\b", I)),
+    ("product", re.compile(
+        r"商品|产品|单品|爆款|宝贝|竞品|款|\bproducts?\b|\bitems?\b|\bskus?\b|\bbest[- ]?sellers?\b"
+        r"|\blistings?\b", I)),
+    ("category", re.compile(
+        r"类目|品类|小类|细分|分类|\bcategor(?:y|ies)\b|\bleaf\b|\bleaves\b|\bniches?\b"
+        r"|\bsub-?categor(?:y|ies)\b|\bsegments?\b", I)),
+    ("campaign", re.compile(r"活动|大促|\bcampaigns?\b|\bpromotions?\b", I)),
+    ("brand", re.compile(r"品牌|牌子|\bbrands?\b", I)),
+]  # fmt: skip
