@@ -106,8 +106,27 @@ def find_periods_in(text: str, now: date, latest: str) -> list[PeriodMention]:
         words = norm[start:end]
         period = parse_period(words, now, latest)
         if period is not None:
-            out.append(PeriodMention(words, start, end, period))
+            out.append(_until_now(norm, PeriodMention(words, start, end, period), latest))
     return out
+
+
+_SINCE = re.compile(r"(?:\bsince|自从?|从)\s*$", re.I)
+_TO_NOW = re.compile(r"^\s*(?:以来|到现在|至今|到目前|到今天|till now|to date|up to now)", re.I)
+
+
+def _until_now(text: str, m: PeriodMention, latest: str) -> PeriodMention:
+    """ "since May 2025", "从2025年5月到现在", "自2025年5月以来": from there to the latest
+    month with data (the words then include since / 以来)."""
+    since, tail = _SINCE.search(text[: m.start]), _TO_NOW.match(text[m.end :])
+    word = since.group(0).strip().lower() if since else ""
+    if not (tail or word in ("since", "自", "自从")):
+        return m
+    last = month_index(int(latest[:4]), int(latest[5:7]))
+    if last < m.period.start:
+        return m
+    start = since.start() if since else m.start
+    end = m.end + (tail.end() if tail else 0)
+    return PeriodMention(text[start:end], start, end, Period(m.period.start, last, "range"))
 
 
 def _joins(text: str, end: int, start: int) -> bool:

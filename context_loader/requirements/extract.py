@@ -83,10 +83,13 @@ class OfflineExtractor:
         comparison = _comparison(spans, subjects, measures)
         out: list[Requirement] = [*subjects, *periods]
         out += [MeasureReq(id=rid, text=text, measure=t.name) for rid, t, text, _ in measures]
-        out += _selections(spans, comparison is not None, measures)
+        mentions = [("", t, spans.text[s:e], s) for t, s, e in terms if kinds[id(t)] == "measure"]
+        out += _selections(spans, comparison is not None, mentions)
         out += _aspects(aspects, out)
         if comparison is not None:
             out.append(comparison)
+        forecast = any(t.name == "forecast" for t, _s, _e in scope)
+        late = [o for o in late if not (forecast and o.text and _future(o, inp.params))]
         scoped = [*late, *_scope(spans, scope, len(late))]
         unknown = [
             OutOfScopeReq(
@@ -189,7 +192,7 @@ def _selections(spans: Spans, comparison: bool, measures: list[Found]) -> list[S
                 text=sel.text,
                 rule=sel.rule,
                 k=k,
-                measure=measure or sel.measure_hint,
+                measure=sel.measure_hint or measure,
                 target=target,
                 threshold=sel.threshold,
             )
@@ -244,6 +247,14 @@ def _scope(spans: Spans, found: list[tuple[Term, int, int]], offset: int) -> lis
         rid = f"o{offset + len(out) + 1}"
         out.append(OutOfScopeReq(id=rid, text=words, scope=term.name, detail=words))
     return out
+
+
+def _future(item: OutOfScopeReq, params: dict[str, JSON]) -> bool:
+    """A period after the data, in a question that asks for a forecast: the forecast says it."""
+    coverage: dict[str, Any] = params.get("data_coverage") or {}
+    last = str(coverage.get("last") or "9999-99")
+    found = [p for p in params.get("periods") or [] if p.get("text") == item.text]
+    return bool(found) and str(found[0]["start_month"]) > last
 
 
 def _with_campaign_month(params: dict[str, JSON]) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from context_loader.requirements import selection_words as w
 from context_loader.requirements.spans import Spans
@@ -71,7 +71,16 @@ def find_selections(spans: Spans, comparison: bool) -> list[Selection]:
     for m in w.MAIN_BAND.finditer(text):
         found.append(Selection("main_band", None, m.group(0), m.start(), m.end()))
     found += _thresholds(text)
-    return sorted(merge_counts(found, spans), key=lambda s: s.start)
+    return sorted(_implied(merge_counts(found, spans)), key=lambda s: s.start)
+
+
+def _implied(found: list[Selection]) -> list[Selection]:
+    """ "the cheapest", "最贵的" rank by price whatever else the clause names."""
+    out = []
+    for s in found:
+        hint = next((m for word, m in w.IMPLIED.items() if word in s.text.lower()), None)
+        out.append(replace(s, measure_hint=hint) if hint and s.rule in ("top", "bottom") else s)
+    return out
 
 
 def _direction(rule: str, spans: Spans, m: re.Match[str], plain: bool = False) -> str:
@@ -95,6 +104,8 @@ def _orderings(
         for m in pattern.finditer(text):
             if comparison or not free(m) or any(_same_clause(spans, s, m) for s in out):
                 continue
+            if w.NOT_WANTED.search(text[max(0, m.start() - 12) : m.start()]):
+                continue  # "无需排名", "no need to rank"
             lo, hi = spans.clause_of(m.start())
             if w.TIME_TARGET.search(text[lo:hi]):
                 continue  # "which months sell most": seasonality, not a ranking of things
@@ -103,7 +114,8 @@ def _orderings(
             kind = "bottom" if ascending else rule
             sel = Selection(kind, _clause_k(text[lo:hi]), m.group(0), m.start(), m.end())
             sells = w.SALES.search(text, max(lo, m.start() - 12), min(hi, m.end() + 12))
-            if sel.k is not None or target_of(spans, sel) is not None or sells:
+            target = target_of(spans, sel, whole=bool(ordering))
+            if sel.k is not None or target is not None or sells:
                 out.append(sel)
     return out
 
@@ -126,6 +138,8 @@ def _thresholds(text: str) -> list[Selection]:
         )
     for m in w.AT_LEAST.finditer(text):
         unit = m.group(2) or ""
+        if re.fullmatch(r"(?:19|20)\d\d", m.group(1)) and not unit:
+            continue  # "2026 +": a year
         value = float(m.group(1)) * w.SCALE.get(unit, 1.0)
         hint = "price" if unit in w.CURRENCY else None
         out.append(

@@ -10,7 +10,7 @@ I = re.I | re.A  # noqa: E741 - ASCII word boundaries: CJK characters are not wo
 CN_NUM = "一二两三四五六七八九十"
 NUM = rf"(\d+|[{CN_NUM}]+)"
 # a count: not a date, not 双11, not the 一 of 一般
-COUNT = rf"(?<![\d年.双])(\d+|[{CN_NUM}]+)(?![\d月年日号%.般样些直定起下点]|\s*个?月)"
+COUNT = rf"(?<![\d年.双])(\d+|[{CN_NUM}]+)(?![\d月年日号%.般样些直定起下点级线]|\s*个?月)"
 EN_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "fifteen": 15, "twenty": 20,
@@ -28,14 +28,19 @@ LOW_ZH = (
 HIGH_EN = (
     r"highest|most|largest|biggest|fastest|best|strongest|hottest|top-selling|best-selling"
     r"|fastest-growing|most popular|priciest|most expensive|deepest|leaders|leading"
-    r"|best performers|top performers|topped|runners-up"
+    r"|best performers|top performers|topped|runners-up|argmax"
+    r"|top(?=\s+(?:brands?|products?|sellers?|categories|keywords?|items?|skus?|leaves|campaigns?)\b)"
 )
 LOW_EN = (
     r"lowest|least|fewest|smallest|slowest|cheapest|weakest|worst|least crowded"
     r"|declined the most|dropped the most|fell the most|biggest drop|easiest to enter"
     r"|least popular|steepest(?:\s+[\w-]+){0,3}\s+(?:decline|drop|fall)|laggards"
-    r"|worst performers|at the bottom|bottom of|last place"
+    r"|worst performers|at the bottom|bottom of|last place|argmin"
 )
+IMPLIED = {"cheapest": "price", "priciest": "price", "most expensive": "price", "最便宜": "price",
+           "最贵": "price"}  # fmt: skip
+"""Superlatives that name their measure."""
+NOT_WANTED = re.compile(r"(?:无需|不需要|不用|不要|没必要|\bno need (?:for|to)|\bwithout)\s*$", I)
 LOW = re.compile(rf"{LOW_ZH}|\b(?:{LOW_EN})\b", I)
 ASCENDING = re.compile(
     r"从低到高|由低到高|从小到大|由小到大|从便宜到贵|由便宜到贵|从少到多|升序"
@@ -45,10 +50,10 @@ ASCENDING = re.compile(
 K_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("top", re.compile(rf"\b(?:{HIGH_EN})\s+{EN_COUNT}\b|\b{EN_COUNT}\s+(?:{HIGH_EN})\b", I)),
     ("bottom", re.compile(rf"\b(?:{LOW_EN})\s+{EN_COUNT}\b|\b{EN_COUNT}\s+(?:{LOW_EN})\b", I)),
-    ("top", re.compile(rf"{COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{HIGH_ZH})")),
-    ("bottom", re.compile(rf"{COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{LOW_ZH})")),
     ("top", re.compile(rf"(?:{HIGH_ZH})的?\s*{COUNT}")),
     ("bottom", re.compile(rf"(?:{LOW_ZH})的?\s*{COUNT}")),
+    ("top", re.compile(rf"{COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{HIGH_ZH})")),
+    ("bottom", re.compile(rf"{COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{LOW_ZH})")),
     ("bottom", re.compile(rf"(?:\bbottom|倒数第?|末尾)[\s-]*{NUM}", I)),
     ("bottom", re.compile(rf"\bbottom[\s-]*{EN_COUNT}\b", I)),
     ("top", re.compile(
@@ -77,7 +82,7 @@ ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
 ]  # fmt: skip
 SALES = re.compile(
     r"爆款|热销|卖得(?:最)?好|卖得最少|好卖|畅销|best[- ]?sell|top[- ]?sell"
-    r"|\bsold the (?:most|least)\b|\bsells? the (?:most|least)\b",
+    r"|\bsold the (?:most|least)\b|\bsells? (?:the )?(?:most|least)\b",
     re.I,
 )
 """Superlatives of selling: they rank products even where the question names none."""
@@ -106,7 +111,7 @@ ONE = re.compile(
 WHICH = re.compile(r"\bwhich\b", I)
 WH = re.compile(r"\b(?:which|what)\b", I)
 MAIN_BAND = re.compile(
-    r"主力价格带|主要价格带|主价格带|主力价位|主流价格带|卖得最好的价格带|主要卖在哪个?(?:价位|价格带)|"
+    r"主力价格带|主要价格带|主价格带|主力价位|主流价格带|卖得最好的价格带|主要卖(?:在)?哪个?(?:价位|价格带)|"
     r"哪个(?:价格带|价位段|价格区间)卖得最(?:好|多)|"
     r"\bwhich price (?:band|range|tier) sells (?:the )?(?:most|best)\b|"
     r"(?:卖得?最(?:好|多)|最畅销|销售额最高|GMV最高)的(?:那个|那一?档)?(?:价位段|价格带|价格区间|价位)|"
@@ -118,7 +123,7 @@ MAIN_BAND = re.compile(
 )
 AT_LEAST = re.compile(r"(\d+(?:\.\d+)?)\s*(万|亿|千|分|元|块|%)?\s*(以上|以下|之上|之下|\+)")
 THRESHOLD = re.compile(
-    r"(破了?|突破|超过|高于|大于|多于|不低于|至少|低于|少于|不足|不到|\babove\b|\bover\b"
+    r"(破了?|突破|超过|高于|大于|多于|不低于|至少|低于|少于|不足|不到|>=?|<=?|≥|≤|\babove\b|\bover\b"
     r"|\bmore than\b|\bat least\b|\bbelow\b|\bunder\b|\bless than\b|\bfewer than\b)\s*([¥$])?\s*"
     rf"(\d+(?:\.\d+)?|[{CN_NUM}]+)\s*(万|亿|千|倍|元|块|k\b|m\b|million\b|billion\b|%)?",
     I,

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from context_loader.models import ContextRequest, PageContext
 from deepagent.cli.errors import EXIT_FAILED, bad_input
+from deepagent.record import RunRecord
 from deepagent.settings import Settings, load_settings
 from deepagent.tools.executor import validation_message
 
@@ -119,6 +120,7 @@ async def _run(
         sys.stdout.write(record.model_dump_json(indent=2) + "\n")
     else:
         view.done(record.status, record.run_id, record.pending_question)
+        view.coverage(record)
     return record.status
 
 
@@ -180,3 +182,14 @@ class _Progress:
             )
         else:
             self.console.print(f"[dim]run {run_id}: {status}[/]")
+
+    def coverage(self, record: RunRecord) -> None:
+        """One line: how much of the question the answer covers, and what it does not."""
+        if record.coverage_complete is None or record.status != "completed":
+            return
+        open_items = [c for c in record.coverage if c.status != "covered"]
+        if not open_items:
+            self.console.print(f"[dim]covers all {len(record.coverage)} requirements[/]")
+            return
+        missed = "; ".join(f"{c.text} ({c.status}: {c.reason})" for c in open_items)
+        self.console.print(f"[yellow]not covered[/] {missed}")
