@@ -169,6 +169,10 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
         planning_rounds=sum(1 for r in rounds if r.decision != "invalid"),
         requirements=loaded.requirements if loaded else None,
         coverage=coverage.items,
-        coverage_complete=coverage.complete if loaded and loaded.requirements.items else None,
+        coverage_complete=(
+            coverage.complete
+            if status == "completed" and loaded and loaded.requirements.items
+            else None
+        ),
         error=state.get("error"),
     )

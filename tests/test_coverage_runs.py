@@ -120,3 +120,9 @@ async def test_a_round_for_coverage_beyond_the_limit_is_refused(
     record, _ = await run(agent(loader, planner, coverage_rounds=0), COMPARE)
     assert record.stop_reason is not None and record.stop_reason.startswith("coverage_rounds")
     assert all(not r.actions for r in record.rounds)
+
+
+async def test_a_run_that_asks_says_nothing_about_coverage(loader: ContextLoader) -> None:
+    record, _ = await run(agent(loader), "这个商品最近卖得怎么样？")
+    assert record.status == "needs_input"
+    assert record.coverage_complete is None and record.coverage == []

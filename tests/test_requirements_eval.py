@@ -41,16 +41,6 @@ from eval.harness.requirements_set import (
     resolve_subjects,
 )
 
-MEASURES = set(
-    "gmv units buyers sellers avg_price price new_product_share competition_index growth "
-    "share rating review_count conversion search_volume uplift discount".split()
-)
-ASPECTS = set(
-    "selling_points complaints reviews audience competitor_flow competitors search_terms "
-    "seasonality launch_timing price_bands trend subcategories".split()
-)
-FIRST_MONTH, LAST_MONTH = "2024-01", "2025-12"
-
 
 def case(expected: dict[str, Any], question: str = "q", cid: str = "t-1") -> RequirementsCase:
     return RequirementsCase.model_validate(
