@@ -185,14 +185,19 @@ def _selections(spans: Spans, comparison: bool, measures: list[Found]) -> list[S
         earlier = [s for s in out if s.rule in ("top", "bottom")]
         if sel.rule in ("top", "bottom") and earlier and _parallel(spans, sel):
             measure = measure or earlier[-1].measure  # "…the highest X, and which the lowest"
+            target = target or earlier[-1].target
             k = k if k is not None or earlier[-1].k != 1 else 1
+        if sel.rule == "threshold":  # the measure next to it, else a money threshold's price
+            measure = _adjacent(spans, sel, measures) or sel.measure_hint or measure
+        elif sel.measure_hint:
+            measure = sel.measure_hint
         out.append(
             SelectionReq(
                 id=f"k{len(out) + 1}",
                 text=sel.text,
                 rule=sel.rule,
                 k=k,
-                measure=sel.measure_hint or measure,
+                measure=measure,
                 target=target,
                 threshold=sel.threshold,
             )
@@ -200,13 +205,24 @@ def _selections(spans: Spans, comparison: bool, measures: list[Found]) -> list[S
     return out
 
 
-_WHICH_CLAUSE = re.compile(r"^\W*(?:and\s+)?(?:which|哪个|哪一个|哪款)", re.I)
+_WHICH_CLAUSE = re.compile(r"^\W*(?:and\s+|以及|还有)?\s*(?:which|哪个|哪一个|哪款|最)", re.I)
 
 
 def _parallel(spans: Spans, sel: Selection) -> bool:
     """The clause starts like a second question of the same kind ("and which …")."""
     lo, _hi = spans.clause_of(sel.start)
     return bool(_WHICH_CLAUSE.match(spans.text[lo:]))
+
+
+def _adjacent(spans: Spans, sel: Selection, measures: list[Found]) -> str | None:
+    """The measure written right before a threshold ("GMV below ¥40 million", "评论数超过1万")
+    or right after its number ("2,000+ reviews", "200 units or more")."""
+    close = [
+        (min(abs(sel.start - (pos + len(text))), abs(pos - sel.end)), t.name)
+        for _r, t, text, pos in measures
+    ]
+    near = [c for c in close if c[0] <= 4]
+    return min(near)[1] if near else None
 
 
 def _head(spans: Spans, clause: tuple[int, int], measures: list[Found]) -> str | None:
@@ -232,6 +248,13 @@ def _nearest_measure(spans: Spans, sel: Selection, measures: list[Found]) -> str
         for _rid, t, _text, pos in measures
         if spans.clause_of(pos) == clause
     ]
+    ranked_by = [
+        t.name
+        for _r, t, _x, pos in measures
+        if spans.clause_of(pos) == clause and _RANK_BY.search(spans.text[clause[0] : pos])
+    ]
+    if ranked_by:  # "the three largest brands by GMV", "按销量排前5"
+        return ranked_by[0]
     if near:
         return _head(spans, clause, measures) or min(near)[1]
     ranked = [t.name for _r, t, _x, pos in measures if _RANK_BY.search(spans.text[:pos])]

@@ -51,6 +51,10 @@ def find_selections(spans: Spans, comparison: bool) -> list[Selection]:
         inside_band = any(m.start() < b and m.end() > a for a, b in band)
         return not inside_band and not _clause_taken(found, spans, m.start())
 
+    for m in w.PAIR.finditer(text):  # "前三和后三", "top 5 and bottom 5"
+        top, bottom = (cn_number(g) for g in [g for g in m.groups() if g][:2])
+        found.append(Selection("top", top, m.group(0), m.start(), m.start() + 1, plain=True))
+        found.append(Selection("bottom", bottom, m.group(0), m.start() + 1, m.end(), plain=True))
     for rule, pattern in sorted(w.K_RULES, key=lambda rp: rp[0] != "bottom"):
         for m in pattern.finditer(text):
             k = cn_number(next(g for g in m.groups() if g))
@@ -63,7 +67,12 @@ def find_selections(spans: Spans, comparison: bool) -> list[Selection]:
             if k and k <= 500 and free(m):
                 rule = _direction("top", spans, m, plain=True)
                 found.append(Selection(rule, k, m.group(0).strip(), m.start(), m.end(), plain=True))
-    found += _orderings(spans, comparison, free)
+    found += _orderings(
+        spans,
+        comparison,
+        free,
+        lambda pos: any(s.start < pos and s.rule in ("top", "bottom") for s in found),
+    )
     for rule, pattern, k in (("top", w.FIRST, 1), ("bottom", w.LAST, 1)):
         for m in pattern.finditer(text):
             if not comparison and free(m):
@@ -94,30 +103,46 @@ def _direction(rule: str, spans: Spans, m: re.Match[str], plain: bool = False) -
 
 
 def _orderings(
-    spans: Spans, comparison: bool, free: Callable[[re.Match[str]], bool]
+    spans: Spans,
+    comparison: bool,
+    free: Callable[[re.Match[str]], bool],
+    found_before: Callable[[int], bool],
 ) -> list[Selection]:
-    """Superlatives and orderings without a count (their k from the clause: "which 3",
-    "哪个", a singular "which leaf")."""
+    """Superlatives and orderings without a count, in the order they are written (their k
+    from the clause: "which 3", "哪个", a singular "which leaf"). Where a low and a high word
+    overlap (降幅最大) the low one wins."""
     text = spans.text
     out: list[Selection] = []
-    for rule, pattern in sorted(w.ORDER_RULES, key=lambda rp: rp[0] != "bottom"):
-        for m in pattern.finditer(text):
-            if comparison or not free(m) or any(_same_clause(spans, s, m) for s in out):
-                continue
-            if w.NOT_WANTED.search(text[max(0, m.start() - 12) : m.start()]):
-                continue  # "无需排名", "no need to rank"
-            lo, hi = spans.clause_of(m.start())
-            if w.TIME_TARGET.search(text[lo:hi]):
-                continue  # "which months sell most": seasonality, not a ranking of things
-            ordering = rule == "top" and w.ORDERING.match(m.group(0))
-            ascending = rule == "top" and w.ASCENDING.search(text if ordering else text[lo:hi])
-            kind = "bottom" if ascending else rule
-            sel = Selection(kind, _clause_k(text[lo:hi]), m.group(0), m.start(), m.end())
-            sells = w.SALES.search(text, max(lo, m.start() - 12), min(hi, m.end() + 12))
-            target = target_of(spans, sel, whole=bool(ordering))
-            if sel.k is not None or target is not None or sells:
-                out.append(sel)
+    candidates = sorted(
+        ((m, rule) for rule, pattern in w.ORDER_RULES for m in pattern.finditer(text)),
+        key=lambda mr: (mr[0].start(), mr[1] != "bottom"),
+    )
+    for m, rule in candidates:
+        if comparison or not free(m) or any(_same_clause(spans, s, m) for s in out):
+            continue
+        sel = _ordering(spans, m, rule, bool(out) or found_before(m.start()))
+        if sel is not None:
+            out.append(sel)
     return out
+
+
+def _ordering(spans: Spans, m: re.Match[str], rule: str, after: bool) -> Selection | None:
+    text = spans.text
+    if w.NOT_WANTED.search(text[max(0, m.start() - 12) : m.start()]):
+        return None  # "无需排名", "no need to rank"
+    lo, hi = spans.clause_of(m.start())
+    clause = text[lo:hi]
+    if w.TIME_TARGET.search(clause) or w.NOT_A_RANKING.search(clause):
+        return None  # "which months sell most", "the best way to": not a ranking of things
+    ordering = rule == "top" and w.ORDERING.search(m.group(0))
+    ascending = rule == "top" and w.ASCENDING.search(text if ordering else clause)
+    sel = Selection("bottom" if ascending else rule, _clause_k(clause), m.group(0), m.start(),
+                    m.end())  # fmt: skip
+    sells = w.SALES.search(text, max(lo, m.start() - 12), min(hi, m.end() + 12))
+    target = target_of(spans, sel, whole=bool(ordering))
+    second = after and bool(w.AND_WHICH.match(text[lo:]))
+    asked = bool(w.WH_ANY.search(clause))  # "which is searched least?", "哪款最好卖"
+    return sel if sel.k is not None or target or sells or second or asked else None
 
 
 def _same_clause(spans: Spans, sel: Selection, m: re.Match[str]) -> bool:

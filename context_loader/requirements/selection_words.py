@@ -10,32 +10,35 @@ I = re.I | re.A  # noqa: E741 - ASCII word boundaries: CJK characters are not wo
 CN_NUM = "一二两三四五六七八九十"
 NUM = rf"(\d+|[{CN_NUM}]+)"
 # a count: not a date, not 双11, not the 一 of 一般
-COUNT = rf"(?<![\d年.双])(\d+|[{CN_NUM}]+)(?![\d月年日号%.般样些直定起下点级线]|\s*个?月)"
+COUNT = rf"(?<![\d年.双])(\d+|[{CN_NUM}]+)(?![\d月年日号%.般样些直定起下点级线块元]|\s*个?月)"
 EN_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "fifteen": 15, "twenty": 20,
     "a dozen": 12, "dozen": 12,
 }  # fmt: skip
-EN_COUNT = r"(\d+|" + "|".join(EN_WORDS) + r")"
+EN_COUNT = r"((?!(?:19|20)\d\d\b)\d+|" + "|".join(EN_WORDS) + r")"  # a count, not a year
 HIGH_ZH = (
     "最高|最多|最大|最快|最好|最强|最热|最贵|最火|最畅销|卖得最好|最猛|最受欢迎|最热门|最深"
-    "|最能打|最赚钱|排在前面|排前面|名列前茅|前几名|前几"
+    "|最能打|最赚钱|排在前面|排前面|名列前茅|前几名|前几|卖爆|最能卖|头部|领先|从高到低|从多到少|由高到低|降序"
 )
 LOW_ZH = (
     "最低|最少|最小|最慢|最便宜|最弱|最差|最冷门|最冷|最不卷|垫底|最好进|最容易进|最好做|最容易做"
     "|竞争最小|最不受欢迎|最不火|卖得最差|下滑最|跌得最|降幅最大|下降最多|跌幅最大|跌最多"
+    "|卖不动|不好卖|最不能卖|尾部|落后|排在最后|最后面|末位"
 )  # checked before the high words: 降幅最大 is a bottom, 最好进 the least competition
 HIGH_EN = (
     r"highest|most|largest|biggest|fastest|best|strongest|hottest|top-selling|best-selling"
     r"|fastest-growing|most popular|priciest|most expensive|deepest|leaders|leading"
-    r"|best performers|top performers|topped|runners-up|argmax"
+    r"|best performers|top performers|topped|runners-up|argmax|outperforming|top selling"
+    r"|most sell|highest first|high to low|from most"
     r"|top(?=\s+(?:brands?|products?|sellers?|categories|keywords?|items?|skus?|leaves|campaigns?)\b)"
 )
 LOW_EN = (
     r"lowest|least|fewest|smallest|slowest|cheapest|weakest|worst|least crowded"
     r"|declined the most|dropped the most|fell the most|biggest drop|easiest to enter"
     r"|least popular|steepest(?:\s+[\w-]+){0,3}\s+(?:decline|drop|fall)|laggards"
-    r"|worst performers|at the bottom|bottom of|last place|argmin"
+    r"|worst performers|at the bottom|bottom of|last place|argmin|most bad|lagging|weakest"
+    r"|bottom quartile|in the tail|searched least"
 )
 IMPLIED = {"cheapest": "price", "priciest": "price", "most expensive": "price", "最便宜": "price",
            "最贵": "price"}  # fmt: skip
@@ -54,7 +57,7 @@ K_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("bottom", re.compile(rf"(?:{LOW_ZH})的?\s*{COUNT}")),
     ("top", re.compile(rf"{COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{HIGH_ZH})")),
     ("bottom", re.compile(rf"{COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{LOW_ZH})")),
-    ("bottom", re.compile(rf"(?:\bbottom|倒数第?|末尾)[\s-]*{NUM}", I)),
+    ("bottom", re.compile(rf"(?:\bbottom|倒数第?|末尾|(?<=[和与、])\s*后)[\s-]*{NUM}", I)),
     ("bottom", re.compile(rf"\bbottom[\s-]*{EN_COUNT}\b", I)),
     ("top", re.compile(
         rf"\b(?:which|what|the)\s+{EN_COUNT}\s+(?:[\w-]+\s+){{0,3}}?"
@@ -65,8 +68,9 @@ PLAIN_COUNTS = [
     re.compile(rf"\btop[\s-]*{EN_COUNT}\b", I),
     re.compile(rf"头部\s*{COUNT}|(?<![{CN_NUM}\d])(十|五|三|二十|百)大(?!小)"),
     re.compile(
-        rf"\b(?:give me|show me|list|pick|name)\s+(?:the\s+)?{EN_COUNT}\b(?!\s*(?:months?|years?))"
-        rf"|\b{EN_COUNT}\s+of them\b|\bas many as\s+{EN_COUNT}\b",
+        rf"\b(?:give(?: me)?|show me|list|pick|name)\s+(?:the\s+)?{EN_COUNT}\b"
+        r"(?!\s*(?:months?|years?))"
+        rf"|\b{EN_COUNT}\s+of them\b|\bas many as\s+{EN_COUNT}\b|\b(?:only|just) (one)\b",
         I,
     ),
 ]
@@ -78,10 +82,11 @@ ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(?:best|biggest|top)[- ]?sellers?\b", I)),
     ("bottom", LOW),
     # an ordering without a superlative: "按竞争强度从低到高排一下", "rank them by buyers"
-    ("top", re.compile(r"排(?:一下|个序|序|名)|\brank(?:ed|ing)?\b|\bsort(?:ed)?\b", I)),
+    ("top", re.compile(
+        r"排(?:一下|个序|序|名|列|下)|来排|排的话|\brank(?:ed|ing)?\b|\bsort(?:ed)?\b", I)),
 ]  # fmt: skip
 SALES = re.compile(
-    r"爆款|热销|卖得(?:最)?好|卖得最少|好卖|畅销|best[- ]?sell|top[- ]?sell"
+    r"爆款|热销|卖得(?:最)?好|卖得最少|卖爆|卖不动|好卖|畅销|best[- ]?sell|top[- ]?sell|most sell"
     r"|\bsold the (?:most|least)\b|\bsells? (?:the )?(?:most|least)\b",
     re.I,
 )
@@ -105,10 +110,23 @@ TIME_TARGET = re.compile(
 )  # a question about *when* ranks months, not things
 ONE = re.compile(
     r"哪个|哪一个|哪款|哪一款|哪一类|哪家|那款|那一款|那个|\bthe best[- ]seller\b(?!s)"
-    r"|\bwhich one\b|\bwhich is the\b|\bwhich of\b|\bsingle\b",
+    r"|\bwhich one\b|\bwhich is the\b|\bwhich of\b|\bsingle\b|\bonly one\b|\bjust one\b"
+    r"|只要一个|一个就行|那一个|那一款",
     I,
 )
 WHICH = re.compile(r"\bwhich\b", I)
+WH_ANY = re.compile(r"\b(?:which|what)\b|哪", I)
+NOT_A_RANKING = re.compile(
+    r"最好的(?:办法|方法|方式|时机|时间)|\bbest (?:way|time|month|practice|approach)\b|\bmost of\b",
+    I,
+)
+PAIR = re.compile(
+    rf"前\s*{NUM}\s*(?:个|名|款)?\s*(?:和|与|、|及)\s*后\s*{NUM}"
+    rf"|\btop\s*{EN_COUNT}\s+and\s+(?:the\s+)?bottom\s*{EN_COUNT}\b",
+    I,
+)
+AND_WHICH = re.compile(r"^\W*(?:and\s+|以及|还有|和)?\s*(?:which|what|哪个|哪一个|哪款|哪些|最)", I)
+"""A clause that asks a second ranking of the same things ("…, and which are the laggards")."""
 WH = re.compile(r"\b(?:which|what)\b", I)
 MAIN_BAND = re.compile(
     r"主力价格带|主要价格带|主价格带|主力价位|主流价格带|卖得最好的价格带|主要卖(?:在)?哪个?(?:价位|价格带)|"
@@ -117,24 +135,34 @@ MAIN_BAND = re.compile(
     r"(?:卖得?最(?:好|多)|最畅销|销售额最高|GMV最高)的(?:那个|那一?档)?(?:价位段|价格带|价格区间|价位)|"
     r"\bprice (?:band|range|tier) (?:where|in which|that)\b[^,.?;]{0,40}?\b(?:most|best|highest)\b"
     r"(?:\s+(?:money|gmv|sales|revenue))?|"
-    r"\bmain price band\b|\bmain band\b|\bdominant price band\b|\bcore price band\b|"
+    r"\bmain price band\b|\bmain band\b|\bdominant price (?:band|tier|range)\b"
+    r"|\bcore price band\b|"
+    r"主流价位|价位.{0,4}最多人买|"
+    r"\bprice (?:band|range|tier) most (?:people|shoppers|buyers) buy\b|"
+    r"\bcarries most of the (?:volume|sales|gmv)\b|"
     r"\bbest-selling price band\b|\bmain price range\b",
     I,
 )
-AT_LEAST = re.compile(r"(\d+(?:\.\d+)?)\s*(万|亿|千|分|元|块|%)?\s*(以上|以下|之上|之下|\+)")
+AT_LEAST = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(万|亿|千|分|元|块|%)?\s*(以上|以下|之上|之下|\+"
+    r"|or (?:higher|more|above|better|less|lower)|and (?:above|up|below))",
+    re.I,
+)
 THRESHOLD = re.compile(
-    r"(破了?|突破|超过|高于|大于|多于|不低于|至少|低于|少于|不足|不到|>=?|<=?|≥|≤|\babove\b|\bover\b"
+    r"(破了?|突破|超过|超出|高于|大于|多于|不超过|不高于|不多于|不低于|至少|低于|少于|不足|不到"
+    r"|>=?|<=?|≥|≤|\babove\b|\bover\b|\bexceeds?\b|\bexceeding\b|\bnot more than\b"
+    r"|\bno more than\b"
     r"|\bmore than\b|\bat least\b|\bbelow\b|\bunder\b|\bless than\b|\bfewer than\b)\s*([¥$])?\s*"
-    rf"(\d+(?:\.\d+)?|[{CN_NUM}]+)\s*(万|亿|千|倍|元|块|k\b|m\b|million\b|billion\b|%)?",
+    rf"(\d+(?:\.\d+)?|[{CN_NUM}]+)\s*(万|亿|千|倍|元|块|k\b|m\b|million\b|billion\b|yuan\b|rmb\b|%)?",
     I,
 )
-CURRENCY = {"¥", "$", "元", "块"}
+CURRENCY = {"¥", "$", "元", "块", "yuan", "rmb"}
 """A threshold in money is a price threshold (the question names no other measure)."""
 SCALE = {"万": 1e4, "亿": 1e8, "千": 1e3, "k": 1e3, "m": 1e6, "million": 1e6, "billion": 1e9}
 SELLERS = re.compile(r"\b(?:best|biggest|top)[- ]?sellers?\b|\bbest-selling\b", I)
 TARGETS: list[tuple[str, re.Pattern[str]]] = [
     ("band", re.compile(
-        r"价格带|价位段|\bprice (?:bands?|ranges?|tiers?)\b|\bbands?\b|\btiers?\b", I)),
+        r"价格带|价位段|\bprice (?:bands?|ranges?|tiers?)\b|\bbands?\b|\btiers?\b|\branges?\b", I)),
     ("keyword", re.compile(
         r"关键词|搜索词|热搜词|热词|(?<=[个的])词|\bkeywords?\b|\bsearch terms?\b|\bqueries\b", I)),
     ("product", re.compile(
