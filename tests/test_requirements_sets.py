@@ -19,6 +19,7 @@ from eval.harness.requirements_set import (
 )
 
 BLIND_SET = DEFAULT_SET.with_name("requirements_blind.jsonl")
+BLIND2_SET = DEFAULT_SET.with_name("requirements_blind2.jsonl")
 MEASURES = set(
     "gmv units buyers sellers avg_price price new_product_share competition_index growth "
     "share rating review_count conversion search_volume uplift discount".split()
@@ -31,7 +32,9 @@ FIRST_MONTH, LAST_MONTH = "2024-01", "2025-12"
 
 
 @pytest.fixture(
-    scope="module", params=[DEFAULT_SET, DEV_SET, BLIND_SET], ids=["reporting", "dev", "blind"]
+    scope="module",
+    params=[DEFAULT_SET, DEV_SET, BLIND_SET, BLIND2_SET],
+    ids=["reporting", "dev", "blind", "blind2"],
 )
 def committed(request: pytest.FixtureRequest) -> list[RequirementsCase]:
     return read_set(request.param)
@@ -85,13 +88,14 @@ def test_committed_labels_follow_the_conventions(committed: list[RequirementsCas
 
 
 def test_the_sets_are_disjoint_and_sized() -> None:
-    reporting, dev, blind = read_set(DEFAULT_SET), read_set(DEV_SET), read_set(BLIND_SET)
-    sets = (reporting, dev, blind)
+    reporting, dev = read_set(DEFAULT_SET), read_set(DEV_SET)
+    blind, blind2 = read_set(BLIND_SET), read_set(BLIND2_SET)
+    sets = (reporting, dev, blind, blind2)
     for i, one in enumerate(sets):
         for other in sets[i + 1 :]:
             assert not {c.question for c in one} & {c.question for c in other}
             assert not {c.id for c in one} & {c.id for c in other}
-    assert len(reporting) >= 90 and len(blind) >= 90 and len(dev) >= 40
+    assert min(len(reporting), len(blind), len(blind2)) >= 90 and len(dev) >= 40
     for cases in sets:
         languages = Counter(c.language for c in cases)
         assert min(languages["zh"], languages["en"]) >= 0.4 * len(cases)
