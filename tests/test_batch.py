@@ -250,13 +250,18 @@ def test_rq_batch_on_two_spawned_workers_resumes_after_ctrl_c(
     assert out.read_bytes().startswith(first)
     lines = read_lines(out)
     assert sorted(line.id for line in lines) == sorted(input_ids(src))
-    rest = lines[len(done) :]  # run by the workers the second invocation started
-    assert all(f"batch-{os.getpid()}-" in str(line.worker) for line in rest)
+    rest = lines[len(done) :]  # run by the workers the second invocation started, except a
+    # job that finished on the first one after its last line was written: its stored result
+    # is reused (idempotent job ids), not run again
+    second = [line for line in rest if f"batch-{os.getpid()}-" in str(line.worker)]
+    reused = [line for line in rest if f"batch-{proc.pid}-" in str(line.worker)]
+    assert second and len(second) + len(reused) == len(rest) and len(reused) <= 1
     assert all(line.attempts == 1 for line in rest)
     assert all(line.record.status in ("completed", "needs_input") for line in lines)
     assert Worker.all(queue=queue) == [] and queue.count == 0
     jobs = [f"rq:job:{item.run_id(batch_key(out))}" for item in read_items(src)]
-    assert conn.exists(*jobs) == 0  # each job is deleted once its line is written
+    left = [(key, conn.hget(key, "status")) for key in jobs if conn.exists(key)]
+    assert left == [], left  # each job is deleted once its line is written
 
 
 def queued_batch(
