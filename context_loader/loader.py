@@ -130,8 +130,9 @@ class ContextLoader:
 
     async def _previous_turn(self, request: ContextRequest) -> Requirements:
         """The requirements of the last earlier user turn (a follow-up inherits from it)."""
-        *earlier, last = request.conversation
-        previous = request.model_copy(update={"question": last, "conversation": earlier[-1:]})
+        previous = request.model_copy(
+            update={"question": request.conversation[-1], "conversation": []}
+        )
         return (await self.load(previous)).requirements
 
     async def _identify(

@@ -12,6 +12,7 @@ import sqlite3
 from langchain_core.messages import HumanMessage
 
 from context_loader.loader import ContextLoader
+from context_loader.models import ContextRequest
 from deepagent.llm.testing import ScriptedChatModel
 from deepagent.planning.render import sections
 from deepagent.record import RunRecord
@@ -126,3 +127,15 @@ async def test_a_run_that_asks_says_nothing_about_coverage(loader: ContextLoader
     record, _ = await run(agent(loader), "这个商品最近卖得怎么样？")
     assert record.status == "needs_input"
     assert record.coverage_complete is None and record.coverage == []
+
+
+async def test_a_follow_up_turn_inherits_the_period_and_measure(loader: ContextLoader) -> None:
+    from context_loader.models import ContextRequest
+
+    request = ContextRequest(
+        question="那破壁机呢？", conversation=["2025年10月空气炸锅的销售额是多少"]
+    )
+    loaded = await loader.load(request)
+    items = [(r.kind, r.text) for r in loaded.requirements.items]
+    assert ("subject", "破壁机") in items and ("subject", "空气炸锅") not in items
+    assert ("period", "2025年10月") in items and ("measure", "销售额") in items
