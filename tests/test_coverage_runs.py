@@ -130,8 +130,6 @@ async def test_a_run_that_asks_says_nothing_about_coverage(loader: ContextLoader
 
 
 async def test_a_follow_up_turn_inherits_the_period_and_measure(loader: ContextLoader) -> None:
-    from context_loader.models import ContextRequest
-
     request = ContextRequest(
         question="那破壁机呢？", conversation=["2025年10月空气炸锅的销售额是多少"]
     )
