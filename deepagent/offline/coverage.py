@@ -19,7 +19,13 @@ from dataclasses import replace
 from typing import Any
 
 from deepagent.offline.situation import Situation, case_tag, fill_case
-from deepagent.requirements.evidence import SUBJECT_KEYS, ids_under, months_between
+from deepagent.requirements.evidence import (
+    SUBJECT_KEYS,
+    Evidence,
+    ids_under,
+    months_between,
+    months_of,
+)
 from deepagent.schema import JSON, ActionSpec
 
 COVER = "cov"  # ids of a coverage round (after execution)
@@ -64,7 +70,7 @@ def static_gaps(sit: Situation, plan: list[ActionSpec]) -> list[dict[str, Any]]:
     """Subjects and periods of the requirements that no action of ``plan`` names."""
     args = [a.args for a in plan]
     ids = {k: set().union(*(ids_under(x, p) for x in args)) for k, p in SUBJECT_KEYS.items()}
-    months = set().union(*(_months(x) for x in args))
+    months = set().union(*(months_of(Evidence("", None, x, True)) for x in args))
     return [req for req in sit.requirements if _left_out(req, ids, months)]
 
 
@@ -76,14 +82,6 @@ def _left_out(req: dict[str, Any], ids: dict[str, set[int]], months: set[str]) -
     if req.get("kind") == "period" and months:  # a plan that names months, not these
         return not set(months_between(req["start_month"], req["end_month"])) <= months
     return False
-
-
-def _months(args: dict[str, JSON]) -> set[str]:
-    out = {v for k, v in args.items() if k == "month" and isinstance(v, str)}
-    start, end = args.get("start_month"), args.get("end_month")
-    if isinstance(start, str) and isinstance(end, str):
-        out |= set(months_between(start, end))
-    return out
 
 
 def coverage_actions(

@@ -27,6 +27,7 @@ from typing import Literal
 from pydantic import Field
 
 from deepagent.record import RunRecord
+from deepagent.requirements.evidence import months_between
 from deepagent.requirements.model import (
     AspectReq,
     CoverageItem,
@@ -263,15 +264,6 @@ def _matching(exp: ExpectedItem, record: RunRecord) -> list[CoverageItem]:
     return out
 
 
-def months_between(start: str, end: str) -> set[str]:
-    (y, m), (ey, em) = (map(int, start.split("-")), map(int, end.split("-")))
-    out: set[str] = set()
-    while (y, m) <= (ey, em) and len(out) < 600:
-        out.add(f"{y:04d}-{m:02d}")
-        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
-    return out
-
-
 def _month(value: JSON) -> str | None:
     return value if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}", value) else None
 
@@ -298,8 +290,8 @@ def covered_by_actions(exp: ExpectedItem, record: RunRecord) -> bool:
             start, end = _month(a.args.get("start_month")), _month(a.args.get("end_month"))
             seen |= {one} if one else set()
             if start or end:
-                seen |= months_between(start or str(end), end or str(start))
-        return months_between(exp.start_month, exp.end_month) <= seen
+                seen |= set(months_between(start or str(end), end or str(start)))
+        return set(months_between(exp.start_month, exp.end_month)) <= seen
     return False
 
 
