@@ -90,15 +90,3 @@ def word_pattern(word: str) -> re.Pattern[str]:
     if not word.isascii():
         return re.compile(re.escape(word), re.IGNORECASE)
     return re.compile(rf"(?<![A-Za-z]){re.escape(word)}(?:e?s)?(?![A-Za-z])", re.IGNORECASE)
-
-
-class TermMatcher:
-    """Finds a term's words in a text, longest first."""
-
-    def __init__(self, term: Term) -> None:
-        self.term = term
-        words = sorted({*term.zh, *term.en}, key=len, reverse=True)
-        self.patterns = [word_pattern(w) for w in words]
-
-    def find(self, text: str) -> list[re.Match[str]]:
-        return [m for p in self.patterns for m in p.finditer(text)]
