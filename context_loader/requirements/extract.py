@@ -4,7 +4,6 @@ and on the modules' merged vocabulary (measures, aspects, out-of-scope terms).""
 
 from __future__ import annotations
 
-import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -12,13 +11,8 @@ from typing import Any, Protocol
 
 from context_loader.models import PageContext
 from context_loader.requirements.names import NameMatcher
-from context_loader.requirements.selection import (
-    Selection,
-    claim_selection_words,
-    find_selections,
-    target_of,
-)
-from context_loader.requirements.selection_words import SALES
+from context_loader.requirements.ranking import Found, selections
+from context_loader.requirements.selection import claim_selection_words
 from context_loader.requirements.spans import Spans
 from context_loader.requirements.subjects import SubjectFinder
 from deepagent.requirements.model import (
@@ -64,7 +58,7 @@ class OfflineExtractor:
         self.vocabulary = vocabulary
         self.names = NameMatcher(names or {})
         terms = [*vocabulary.aspects, *vocabulary.measures, *vocabulary.scope]
-        words = sorted(((w, t) for t in terms for w in {*t.zh, *t.en}), key=lambda wt: -len(wt[0]))
+        words = sorted(((w, t) for t in terms for w in _words(t)), key=lambda wt: -len(wt[0]))
         self._patterns = [(word_pattern(w), t) for w, t in words]
 
     async def extract(self, inp: ExtractionInput) -> Requirements:
@@ -82,9 +76,12 @@ class OfflineExtractor:
         scope = [f for f in terms if kinds[id(f[0])] == "scope"]
         comparison = _comparison(spans, subjects, measures)
         out: list[Requirement] = [*subjects, *periods]
-        out += [MeasureReq(id=rid, text=text, measure=t.name) for rid, t, text, _ in measures]
         mentions = [("", t, spans.text[s:e], s) for t, s, e in terms if kinds[id(t)] == "measure"]
-        out += _selections(spans, comparison is not None, mentions)
+        chosen = selections(spans, comparison is not None, mentions)
+        measures = _people(spans, measures, aspects, chosen)
+        out += [MeasureReq(id=rid, text=text, measure=t.name) for rid, t, text, _ in measures]
+        out += _ranked_by(chosen, measures)
+        out += chosen
         out += _aspects(aspects, out)
         if comparison is not None:
             out.append(comparison)
@@ -114,10 +111,6 @@ class OfflineExtractor:
         return sorted(found, key=lambda f: f[1])
 
 
-Found = tuple[str, Term, str, int]
-"""One vocabulary item: (requirement id, term, the words, position)."""
-
-
 def _unique(spans: Spans, found: list[tuple[Term, int, int]], prefix: str) -> list[Found]:
     """One item per term name, at its first mention."""
     seen: dict[str, Found] = {}
@@ -125,6 +118,50 @@ def _unique(spans: Spans, found: list[tuple[Term, int, int]], prefix: str) -> li
         if term.name not in seen:
             seen[term.name] = (f"{prefix}{len(seen) + 1}", term, spans.text[start:end], start)
     return list(seen.values())
+
+
+def _words(term: Term) -> set[str]:
+    """A term's words, and its own name as users paste it ("review_count")."""
+    named = {term.name} if "_" in term.name else set()
+    return {*term.zh, *term.en, *named}
+
+
+def _ranked_by(chosen: list[SelectionReq], measures: list[Found]) -> list[MeasureReq]:
+    """The measure a selection ranks or bounds by is asked for even where the question
+    does not name it ("the cheapest" is by price, "200块以下" bounds the price)."""
+    named = {t.name for _r, t, _x, _p in measures}
+    out: list[MeasureReq] = []
+    for sel in chosen:
+        if sel.measure and sel.measure not in named:
+            named.add(sel.measure)
+            rid = f"m{len(measures) + len(out) + 1}"
+            out.append(MeasureReq(id=rid, text=sel.text, measure=sel.measure))
+    return out
+
+
+_PEOPLE_ASPECTS = {"audience", "competitor_flow", "reviews", "complaints", "selling_points"}
+_COUNTED = re.compile(
+    r"数(?!据)|多少|几个|人数|\bhow many\b|\bnumber of\b|\bcount\b|\bmore\b|\bfewer\b", re.I
+)
+
+
+def _people(
+    spans: Spans, measures: list[Found], aspects: list[Found], chosen: list[SelectionReq]
+) -> list[Found]:
+    """Buyers who think, leave or are women are the people of an aspect, not the buyers
+    measure: "What do buyers think of", "买家都流失到哪去了", "买的人大多是女的吗"."""
+    if not any(t.name in _PEOPLE_ASPECTS for _r, t, _x, _p in aspects):
+        return measures
+    if any(s.measure == "buyers" for s in chosen):
+        return measures
+    out = []
+    for found in measures:
+        _rid, term, text, pos = found
+        lo, hi = spans.clause_of(pos)
+        if term.name == "buyers" and not _COUNTED.search(text + spans.text[lo:hi]):
+            continue
+        out.append(found)
+    return [(f"m{n}", t, x, p) for n, (_r, t, x, p) in enumerate(out, 1)]
 
 
 _RANKED_ASPECT = {"category": "subcategories", "keyword": "search_terms"}
@@ -171,94 +208,6 @@ def _compared_words(spans: Spans, compared: list[SubjectReq], word: re.Match[str
     ends = [at + len(s.text) for s in compared if (at := spans.text.find(s.text)) >= 0]
     lo, hi = min([*starts, word.start()]), max([*ends, word.end()])
     return spans.text[lo:hi] if starts and hi - lo <= 40 else word.group(0)
-
-
-def _selections(spans: Spans, comparison: bool, measures: list[Found]) -> list[SelectionReq]:
-    out: list[SelectionReq] = []
-    for sel in find_selections(spans, comparison):
-        ranked = sel.rule in ("top", "bottom", "threshold")
-        measure = _nearest_measure(spans, sel, measures) if ranked else None
-        target = target_of(spans, sel) if sel.rule in ("top", "bottom") else None
-        if target is None and sel.rule in ("top", "bottom") and SALES.search(sel.text):
-            target = "product"
-        k = sel.k
-        earlier = [s for s in out if s.rule in ("top", "bottom")]
-        if sel.rule in ("top", "bottom") and earlier and _parallel(spans, sel):
-            measure = measure or earlier[-1].measure  # "…the highest X, and which the lowest"
-            target = target or earlier[-1].target
-            k = k if k is not None or earlier[-1].k != 1 else 1
-        if sel.rule == "threshold":  # the measure next to it, else a money threshold's price
-            measure = _adjacent(spans, sel, measures) or sel.measure_hint or measure
-        elif sel.measure_hint:
-            measure = sel.measure_hint
-        out.append(
-            SelectionReq(
-                id=f"k{len(out) + 1}",
-                text=sel.text,
-                rule=sel.rule,
-                k=k,
-                measure=measure,
-                target=target,
-                threshold=sel.threshold,
-            )
-        )
-    return out
-
-
-_WHICH_CLAUSE = re.compile(r"^\W*(?:and\s+|以及|还有)?\s*(?:which|哪个|哪一个|哪款|最)", re.I)
-
-
-def _parallel(spans: Spans, sel: Selection) -> bool:
-    """The clause starts like a second question of the same kind ("and which …")."""
-    lo, _hi = spans.clause_of(sel.start)
-    return bool(_WHICH_CLAUSE.match(spans.text[lo:]))
-
-
-def _adjacent(spans: Spans, sel: Selection, measures: list[Found]) -> str | None:
-    """The measure written right before a threshold ("GMV below ¥40 million", "评论数超过1万")
-    or right after its number ("2,000+ reviews", "200 units or more")."""
-    close = [
-        (min(abs(sel.start - (pos + len(text))), abs(pos - sel.end)), t.name)
-        for _r, t, text, pos in measures
-    ]
-    near = [c for c in close if c[0] <= 4]
-    return min(near)[1] if near else None
-
-
-def _head(spans: Spans, clause: tuple[int, int], measures: list[Found]) -> str | None:
-    """Of two measures named side by side ("GMV growth", "销售额增速") the last is the one
-    ranked by."""
-    inside = sorted((pos, len(text), t.name) for _r, t, text, pos in measures
-                    if spans.clause_of(pos) == clause)  # fmt: skip
-    for (pos, size, _name), (nxt, _size, name) in itertools.pairwise(inside):
-        if 0 <= nxt - (pos + size) <= 1:
-            return name
-    return None
-
-
-_RANK_BY = re.compile(r"(?:按照?|以|\bby|\bin terms of|\branked by|\bsorted by)\s*$", re.I | re.A)
-
-
-def _nearest_measure(spans: Spans, sel: Selection, measures: list[Found]) -> str | None:
-    """The measure named in the selection's clause, nearest first; else one the question
-    ranks by in another clause ("按销量排，前5的叶子类目")."""
-    clause = spans.clause_of(sel.start)
-    near = [
-        (abs(pos - sel.start), t.name)
-        for _rid, t, _text, pos in measures
-        if spans.clause_of(pos) == clause
-    ]
-    ranked_by = [
-        t.name
-        for _r, t, _x, pos in measures
-        if spans.clause_of(pos) == clause and _RANK_BY.search(spans.text[clause[0] : pos])
-    ]
-    if ranked_by:  # "the three largest brands by GMV", "按销量排前5"
-        return ranked_by[0]
-    if near:
-        return _head(spans, clause, measures) or min(near)[1]
-    ranked = [t.name for _r, t, _x, pos in measures if _RANK_BY.search(spans.text[:pos])]
-    return ranked[0] if ranked else None
 
 
 def _scope(spans: Spans, found: list[tuple[Term, int, int]], offset: int) -> list[OutOfScopeReq]:

@@ -24,6 +24,7 @@ class Selection:
     threshold: float | None = None
     measure_hint: str | None = None  # a money threshold ranks by price
     plain: bool = False  # a count alone ("前3个"): its direction comes from the clause
+    count_measure: str | None = None  # a threshold's count noun: "2,000+ reviews"
 
 
 def cn_number(raw: str) -> int | None:
@@ -67,11 +68,13 @@ def find_selections(spans: Spans, comparison: bool) -> list[Selection]:
             if k and k <= 500 and free(m):
                 rule = _direction("top", spans, m, plain=True)
                 found.append(Selection(rule, k, m.group(0).strip(), m.start(), m.end(), plain=True))
+    counted = any(s.plain and target_of(spans, s, whole=False) is None for s in found)
     found += _orderings(
         spans,
         comparison,
         free,
         lambda pos: any(s.start < pos and s.rule in ("top", "bottom") for s in found),
+        counted,
     )
     for rule, pattern, k in (("top", w.FIRST, 1), ("bottom", w.LAST, 1)):
         for m in pattern.finditer(text):
@@ -107,6 +110,7 @@ def _orderings(
     comparison: bool,
     free: Callable[[re.Match[str]], bool],
     found_before: Callable[[int], bool],
+    counted: bool,
 ) -> list[Selection]:
     """Superlatives and orderings without a count, in the order they are written (their k
     from the clause: "which 3", "哪个", a singular "which leaf"). Where a low and a high word
@@ -120,13 +124,19 @@ def _orderings(
     for m, rule in candidates:
         if comparison or not free(m) or any(_same_clause(spans, s, m) for s in out):
             continue
-        sel = _ordering(spans, m, rule, bool(out) or found_before(m.start()))
+        sel = _ordering(spans, m, rule, bool(out) or found_before(m.start()), counted)
         if sel is not None:
             out.append(sel)
     return out
 
 
-def _ordering(spans: Spans, m: re.Match[str], rule: str, after: bool) -> Selection | None:
+def _ordering(
+    spans: Spans, m: re.Match[str], rule: str, after: bool, counted: bool
+) -> Selection | None:
+    """A superlative or an ordering is a ranking when it says how many, names what it
+    ranks, sells, asks "which", points at the things ("尾部那几个"), orders by something
+    ("按销量从高到低排", "by units sold, highest first"), or a bare count elsewhere says how
+    many ("highest search volume, top 15")."""
     text = spans.text
     if w.NOT_WANTED.search(text[max(0, m.start() - 12) : m.start()]):
         return None  # "无需排名", "no need to rank"
@@ -141,8 +151,16 @@ def _ordering(spans: Spans, m: re.Match[str], rule: str, after: bool) -> Selecti
     sells = w.SALES.search(text, max(lo, m.start() - 12), min(hi, m.end() + 12))
     target = target_of(spans, sel, whole=bool(ordering))
     second = after and bool(w.AND_WHICH.match(text[lo:]))
-    asked = bool(w.WH_ANY.search(clause))  # "which is searched least?", "哪款最好卖"
-    return sel if sel.k is not None or target or sells or second or asked else None
+    asked = bool(w.WH_ANY.search(clause) or w.THOSE.search(clause))
+    ordered = bool(w.ORDERED.search(clause)) and _ordered_by(spans, lo)
+    said = sel.k is not None or target or sells or second or asked or ordered or counted
+    return sel if said else None
+
+
+def _ordered_by(spans: Spans, lo: int) -> bool:
+    """The clause, or the one before it, says what it orders by ("按…排", "list by …")."""
+    before = spans.clause_of(lo - 2) if lo >= 2 else (lo, lo)
+    return bool(w.ORDER_BY.search(spans.text[before[0] : spans.clause_of(lo)[1]]))
 
 
 def _same_clause(spans: Spans, sel: Selection, m: re.Match[str]) -> bool:
@@ -155,22 +173,40 @@ def _thresholds(text: str) -> list[Selection]:
         number, unit = m.group(3), (m.group(4) or "").lower()
         if re.fullmatch(r"(?:19|20)\d\d", number) and not unit and not m.group(2):
             continue  # "over 2025" is a period
-        base = float(number) if number[0].isdigit() else float(cn_number(number) or 0)
         money = bool(m.group(2)) or unit in w.CURRENCY
-        value, hint = base * w.SCALE.get(unit, 1.0), "price" if money else None
-        out.append(
-            Selection("threshold", None, m.group(0).strip(), m.start(), m.end(), value, hint)
-        )
+        out.append(_bound(text, m, _number(number) * w.SCALE.get(unit, 1.0), money, unit))
     for m in w.AT_LEAST.finditer(text):
-        unit = m.group(2) or ""
-        if re.fullmatch(r"(?:19|20)\d\d", m.group(1)) and not unit:
+        unit = (m.group(2) or "").lower()
+        if re.fullmatch(r"(?:19|20)\d\d", m.group(1)) and not unit and not m.group(3):
             continue  # "2026 +": a year
-        value = float(m.group(1)) * w.SCALE.get(unit, 1.0)
-        hint = "price" if unit in w.CURRENCY else None
-        out.append(
-            Selection("threshold", None, m.group(0).strip(), m.start(), m.end(), value, hint)
-        )
+        value = _number(m.group(1)) * w.SCALE.get(unit, 1.0)
+        out.append(_bound(text, m, value, unit in w.CURRENCY, unit, m.group(3)))
+    for m in w.RANGE.finditer(text):
+        if all(re.fullmatch(r"(?:19|20)\d\d", g) for g in (m.group(2), m.group(4))):
+            continue  # "between 2024 and 2025" is a period
+        money = bool(m.group(1) or m.group(3) or w.PRICE_BEFORE.search(text[: m.start()]))
+        hint = "price" if money else None
+        out.append(Selection("threshold", None, m.group(0).strip(), m.start(), m.end(),
+                             _number(m.group(2)), hint))  # fmt: skip
     return out
+
+
+def _number(raw: str) -> float:
+    raw = raw.replace(",", "")
+    return float(raw) if raw[0].isdigit() else float(cn_number(raw) or 0)
+
+
+def _bound(
+    text: str, m: re.Match[str], value: float, money: bool, unit: str, noun: str | None = None
+) -> Selection:
+    """A threshold and what it bounds: money is a price, stars are a rating, and a count
+    noun after the number names its measure ("2,000+ reviews", "超过1万条评论")."""
+    after = w.COUNT_NOUN.match(text, m.end())
+    noun = noun or (after.group(1) if after else None)
+    counted = w.count_measure(noun) if noun else None
+    hint = "price" if money else "rating" if unit in w.STARS else None
+    return Selection("threshold", None, m.group(0).strip(), m.start(), m.end(), value, hint,
+                     count_measure=counted)  # fmt: skip
 
 
 def claim_selection_words(spans: Spans) -> None:
@@ -198,9 +234,16 @@ def _singular_which(clause: str) -> bool:
     m = w.WHICH.search(clause)
     if m is None:
         return False
-    words = re.findall(r"[a-z-]+", clause[m.end() :].lower())[:4]
-    nouns = [x for x in words if any(p.fullmatch(x) for _t, p in w.TARGETS)]
-    return bool(nouns) and not (nouns[-1].endswith("s") or nouns[-1] == "leaves")
+    words = re.findall(r"[a-z-]+", clause[m.end() :].lower())[:6]
+    nouns = [x for x in words[:4] if any(p.fullmatch(x) for _t, p in w.TARGETS)]
+    if nouns:
+        return not (nouns[-1].endswith("s") or nouns[-1] == "leaves")
+    verb = next((x for x in words if x in _SINGULAR or x in _PLURAL), None)
+    return verb in _SINGULAR  # "which hand cream is …", "which of them are …"
+
+
+_SINGULAR = {"is", "was", "has", "does", "sells", "grows", "gets", "makes"}
+_PLURAL = {"are", "were", "have", "do", "sell", "grow", "get", "make"}
 
 
 def merge_counts(found: list[Selection], spans: Spans) -> list[Selection]:

@@ -28,7 +28,7 @@ LOW_ZH = (
 )  # checked before the high words: 降幅最大 is a bottom, 最好进 the least competition
 HIGH_EN = (
     r"highest|most|largest|biggest|fastest|best|strongest|hottest|top-selling|best-selling"
-    r"|fastest-growing|most popular|priciest|most expensive|deepest|leaders|leading"
+    r"|fastest-growing|most popular|priciest|most expensive|deepest|leaders|leading|led"
     r"|best performers|top performers|topped|runners-up|argmax|outperforming|top selling"
     r"|most sell|highest first|high to low|from most"
     r"|top(?=\s+(?:brands?|products?|sellers?|categories|keywords?|items?|skus?|leaves|campaigns?)\b)"
@@ -38,7 +38,7 @@ LOW_EN = (
     r"|declined the most|dropped the most|fell the most|biggest drop|easiest to enter"
     r"|least popular|steepest(?:\s+[\w-]+){0,3}\s+(?:decline|drop|fall)|laggards"
     r"|worst performers|at the bottom|bottom of|last place|argmin|most bad|lagging|weakest"
-    r"|bottom quartile|in the tail|searched least"
+    r"|bottom quartile|in the tail|searched least|tail end"
 )
 IMPLIED = {"cheapest": "price", "priciest": "price", "most expensive": "price", "最便宜": "price",
            "最贵": "price"}  # fmt: skip
@@ -53,8 +53,8 @@ ASCENDING = re.compile(
 K_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("top", re.compile(rf"\b(?:{HIGH_EN})\s+{EN_COUNT}\b|\b{EN_COUNT}\s+(?:{HIGH_EN})\b", I)),
     ("bottom", re.compile(rf"\b(?:{LOW_EN})\s+{EN_COUNT}\b|\b{EN_COUNT}\s+(?:{LOW_EN})\b", I)),
-    ("top", re.compile(rf"(?:{HIGH_ZH})的?\s*{COUNT}")),
-    ("bottom", re.compile(rf"(?:{LOW_ZH})的?\s*{COUNT}")),
+    ("top", re.compile(rf"(?:{HIGH_ZH})(?:[^，,。？?；;\d{CN_NUM}]{{0,3}}的)?\s*{COUNT}")),
+    ("bottom", re.compile(rf"(?:{LOW_ZH})(?:[^，,。？?；;\d{CN_NUM}]{{0,3}}的)?\s*{COUNT}")),
     ("top", re.compile(rf"{COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{HIGH_ZH})")),
     ("bottom", re.compile(rf"{COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{LOW_ZH})")),
     ("bottom", re.compile(rf"(?:\bbottom|倒数第?|末尾|(?<=[和与、])\s*后)[\s-]*{NUM}", I)),
@@ -83,7 +83,8 @@ ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("bottom", LOW),
     # an ordering without a superlative: "按竞争强度从低到高排一下", "rank them by buyers"
     ("top", re.compile(
-        r"排(?:一下|个序|序|名|列|下)|来排|排的话|\brank(?:ed|ing)?\b|\bsort(?:ed)?\b", I)),
+        r"排(?:一下|个序|序|名|列|下)|来排|排的话|\brank(?:ed|ing)?\b|\bsort(?:ed)?\b"
+        r"|\bdescending\b|\bin (?:the )?order of\b", I)),
 ]  # fmt: skip
 SALES = re.compile(
     r"爆款|热销|卖得(?:最)?好|卖得最少|卖爆|卖不动|好卖|畅销|best[- ]?sell|top[- ]?sell|most sell"
@@ -111,13 +112,22 @@ TIME_TARGET = re.compile(
 ONE = re.compile(
     r"哪个|哪一个|哪款|哪一款|哪一类|哪家|那款|那一款|那个|\bthe best[- ]seller\b(?!s)"
     r"|\bwhich one\b|\bwhich is the\b|\bwhich of\b|\bsingle\b|\bonly one\b|\bjust one\b"
-    r"|只要一个|一个就行|那一个|那一款",
+    r"|只要一个|一个就行|那一个|那一款|\bargmax\b|\bargmin\b",
     I,
 )
 WHICH = re.compile(r"\bwhich\b", I)
-WH_ANY = re.compile(r"\b(?:which|what)\b|哪", I)
+WH_ANY = re.compile(r"\b(?:which|what|who)\b|哪|谁", I)
+THOSE = re.compile(r"那几个|那几款|那几家|那些|\bthose\b|\bthe ones\b", I)
+"""Words that point at the ranked things themselves ("尾部那几个")."""
+ORDERED = re.compile(
+    r"从高到低|从多到少|由高到低|降序|排|\brank|\bsort|\bhighest first\b|\bdescending\b"
+    r"|\bfrom most\b|\bhigh to low\b",
+    I,
+)
+ORDER_BY = re.compile(r"按|\bby\b|\bsort|\brank|\blist\b|\border of\b", I)
 NOT_A_RANKING = re.compile(
-    r"最好的(?:办法|方法|方式|时机|时间)|\bbest (?:way|time|month|practice|approach)\b|\bmost of\b",
+    r"最好的(?:办法|方法|方式|时机|时间)|\bbest (?:way|time|month|practice|approach)\b|\bmost of\b"
+    r"|\bmost (?:people|shoppers|buyers|customers|consumers)\b|大部分人|大多数人|多数人",
     I,
 )
 PAIR = re.compile(
@@ -140,22 +150,53 @@ MAIN_BAND = re.compile(
     r"主流价位|价位.{0,4}最多人买|"
     r"\bprice (?:band|range|tier) most (?:people|shoppers|buyers) buy\b|"
     r"\bcarries most of the (?:volume|sales|gmv)\b|"
-    r"\bbest-selling price band\b|\bmain price range\b",
+    r"\bbest-selling price band\b|\bmain price range\b|"
+    r"(?:大部分|大多数|多数)人(?:买|选)的?是?(?:哪个|什么)(?:价位|价格带|价格区间|价格段|价钱)|"
+    r"\bwhat price (?:do |does )?most (?:people|shoppers|buyers|customers) (?:buy|pay|choose)\b",
     I,
 )
+AMOUNT = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+"""A number as written in a threshold: 4.5, 2000, 2,000."""
+COUNTED = {
+    "review_count": r"条?(?:评论|评价)|reviews?|ratings",
+    "buyers": r"(?:个|位)?(?:买家|人买)|buyers?|shoppers|customers",
+    "units": r"件|单|units?|pieces|orders",
+    "sellers": r"家(?:店|商家|卖家)?|(?:个)?(?:卖家|商家|店铺)|sellers?|shops|stores",
+    "rating": r"星|stars?",
+}
+"""The count nouns after a threshold's number, and the measures they count."""
+_COUNT_NOUN = "|".join(COUNTED.values())
+COUNT_NOUN = re.compile(rf"\s*((?:{_COUNT_NOUN})(?![A-Za-z]))", re.I)
+STARS = {"分", "星", "stars", "star"}
+
+
+def count_measure(noun: str) -> str | None:
+    return next((m for m, p in COUNTED.items() if re.fullmatch(p, noun, re.I)), None)
+
+
 AT_LEAST = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(万|亿|千|分|元|块|%)?\s*(以上|以下|之上|之下|\+"
-    r"|or (?:higher|more|above|better|less|lower)|and (?:above|up|below))",
+    rf"{AMOUNT}\s*(万|亿|千|分|元|块|%|k\b|stars?\b)?\s*(?:((?:{_COUNT_NOUN})(?![A-Za-z]))\s*)?"
+    r"((?:及|或)?以上|(?:及|或)?以下|之上|之下|\+"
+    r"|or (?:higher|more|above|better|less|lower|fewer)|and (?:above|up|below|over))",
     re.I,
 )
 THRESHOLD = re.compile(
     r"(破了?|突破|超过|超出|高于|大于|多于|不超过|不高于|不多于|不低于|至少|低于|少于|不足|不到"
     r"|>=?|<=?|≥|≤|\babove\b|\bover\b|\bexceeds?\b|\bexceeding\b|\bnot more than\b"
-    r"|\bno more than\b"
-    r"|\bmore than\b|\bat least\b|\bbelow\b|\bunder\b|\bless than\b|\bfewer than\b)\s*([¥$])?\s*"
-    rf"(\d+(?:\.\d+)?|[{CN_NUM}]+)\s*(万|亿|千|倍|元|块|k\b|m\b|million\b|billion\b|yuan\b|rmb\b|%)?",
+    r"|\bno more than\b|\bnot over\b|\bunder\b|\bbeneath\b"
+    r"|\bmore than\b|\bat least\b|\bbelow\b|\bless than\b|\bfewer than\b)\s*([¥$])?\s*"
+    rf"({AMOUNT[1:-1]}|[{CN_NUM}]+)\s*(万|亿|千|倍|元|块|分|k\b|m\b|million\b|billion\b|yuan\b"
+    r"|rmb\b|%|stars?\b)?",
     I,
 )
+RANGE = re.compile(
+    rf"(?:在|\bbetween\s+)([¥$])?{AMOUNT}\s*(?:元|块)?\s*(?:到|至|-|~|\band\b|\bto\b)\s*([¥$])?"
+    rf"{AMOUNT}(?![\d,.]|\s*(?:个?月|年|号|日|点|周|天|months?|years?|days?|weeks?))"
+    r"\s*(?:元|块|yuan\b|rmb\b)?",
+    I,
+)
+"""A range of values ("价位在200到500之间", "between ¥100 and ¥300")."""
+PRICE_BEFORE = re.compile(r"(?:价位|价格|售价|价钱|\bpriced?|\bcosts?|\bcosting)\s*$", I)
 CURRENCY = {"¥", "$", "元", "块", "yuan", "rmb"}
 """A threshold in money is a price threshold (the question names no other measure)."""
 SCALE = {"万": 1e4, "亿": 1e8, "千": 1e3, "k": 1e3, "m": 1e6, "million": 1e6, "billion": 1e9}

@@ -1,0 +1,159 @@
+"""What each selection ranks or bounds by: its measure and its target.
+
+Thresholds take their measure first (the measure written against them, the count noun
+after their number, their unit), and a ranking then takes the nearest measure its clause
+names that no threshold took: in "卖价不到50块、最能卖的前10个" the price is the threshold's,
+and the ranking is by sales. A vague ranking ("头部", "哪款最不好卖") beside a precise one of
+the same direction is the same request, said twice.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from context_loader.requirements.selection import Selection, find_selections, target_of
+from context_loader.requirements.selection_words import SALES
+from context_loader.requirements.spans import Spans
+from deepagent.requirements.model import SelectionReq
+from deepagent.requirements.vocabulary import Term
+
+Found = tuple[str, Term, str, int]
+"""One vocabulary item: (requirement id, term, the words, position)."""
+
+PERCENT_MEASURES = ("share", "new_product_share", "growth", "conversion", "discount")
+"""Measures a threshold in per cent can bound."""
+
+
+def selections(spans: Spans, comparison: bool, measures: list[Found]) -> list[SelectionReq]:
+    found = find_selections(spans, comparison)
+    bounds = {id(s): _threshold_measure(spans, s, measures) for s in found
+              if s.rule == "threshold"}  # fmt: skip
+    claimed = {at for _name, at in bounds.values() if at is not None}
+    free = [f for f in measures if f[3] not in claimed]
+    out: list[SelectionReq] = []
+    for sel in found:
+        if sel.rule == "threshold":
+            measure: str | None = bounds[id(sel)][0]
+        elif sel.rule == "main_band":
+            measure = None
+        else:
+            measure = _ranking_measure(spans, sel, free)
+        out.append(_request(spans, sel, measure, out))
+    return _absorbed(out)
+
+
+def _request(
+    spans: Spans, sel: Selection, measure: str | None, earlier: list[SelectionReq]
+) -> SelectionReq:
+    ranks = sel.rule in ("top", "bottom")
+    target = target_of(spans, sel) if ranks else None
+    if target is None and ranks and SALES.search(sel.text):
+        target = "product"
+    k = sel.k
+    before = [s for s in earlier if s.rule in ("top", "bottom")]
+    if ranks and before and _parallel(spans, sel):
+        measure = measure or before[-1].measure  # "…the highest X, and which the lowest"
+        target = target or before[-1].target
+        k = k if k is not None or before[-1].k != 1 else 1
+    return SelectionReq(
+        id=f"k{len(earlier) + 1}",
+        text=sel.text,
+        rule=sel.rule,
+        k=k,
+        measure=measure,
+        target=target,
+        threshold=sel.threshold,
+    )
+
+
+def _absorbed(found: list[SelectionReq]) -> list[SelectionReq]:
+    """A ranking that says neither how many nor by what, beside one of the same direction
+    that says more, is that one ("谁是头部？成交额前三的牌子")."""
+    out = []
+    for a in found:
+        vague = a.rule in ("top", "bottom") and a.measure is None
+        if vague and any(_says_more(b, a) for b in found if b is not a):
+            continue
+        out.append(a)
+    return [s.model_copy(update={"id": f"k{n}"}) for n, s in enumerate(out, 1)]
+
+
+def _says_more(b: SelectionReq, a: SelectionReq) -> bool:
+    return (
+        b.rule == a.rule
+        and b.measure is not None
+        and (a.k is None or a.k == b.k)
+        and a.target in (None, b.target)
+    )
+
+
+def _threshold_measure(
+    spans: Spans, sel: Selection, measures: list[Found]
+) -> tuple[str | None, int | None]:
+    """(measure, position of the mention it took): the count noun after the number
+    ("2,000+ reviews"), the measure written just before ("GMV below", "评论数超过"), a money
+    threshold's price, the measure just after ("200 units or more"), a per-cent threshold's
+    nearest per-cent measure, else the clause's nearest measure."""
+    if sel.count_measure:
+        return sel.count_measure, None
+    before = [(sel.start - (pos + len(text)), pos, t.name) for _r, t, text, pos in measures
+              if 0 <= sel.start - (pos + len(text)) <= 4]  # fmt: skip
+    if before:
+        _gap, pos, name = min(before)
+        return name, pos
+    if sel.measure_hint:
+        return sel.measure_hint, None
+    after = [(pos - sel.end, pos, t.name) for _r, t, _x, pos in measures if 0 <= pos - sel.end <= 2]
+    if after:
+        _gap, pos, name = min(after)
+        return name, pos
+    if sel.text.endswith("%"):
+        percent = [(abs(pos - sel.start), pos, t.name) for _r, t, _x, pos in measures
+                   if t.name in PERCENT_MEASURES]  # fmt: skip
+        if percent:
+            _gap, pos, name = min(percent)
+            return name, pos
+    return _ranking_measure(spans, sel, measures), None
+
+
+def _parallel(spans: Spans, sel: Selection) -> bool:
+    """The clause starts like a second question of the same kind ("and which …")."""
+    lo, _hi = spans.clause_of(sel.start)
+    return bool(_WHICH_CLAUSE.match(spans.text[lo:]))
+
+
+_WHICH_CLAUSE = re.compile(r"^\W*(?:and\s+|以及|还有)?\s*(?:which|哪个|哪一个|哪款|最)", re.I)
+_RANK_BY = re.compile(
+    r"(?:按照?|以|\bby|\bin terms of|\branked by|\bsorted by|\border of)\s*$", re.I | re.A
+)
+
+
+def _ranking_measure(spans: Spans, sel: Selection, measures: list[Found]) -> str | None:
+    """A superlative that names its measure ("the cheapest"), unless the clause names a
+    finer one ("the cheapest average price"); the measure the clause ranks by ("按销量",
+    "by GMV"); the nearest measure of the clause; else one the question ranks by in another
+    clause ("按销量排，前5的叶子类目")."""
+    clause = spans.clause_of(sel.start)
+    inside = [
+        (pos, t.name, text) for _r, t, text, pos in measures if spans.clause_of(pos) == clause
+    ]
+    if sel.measure_hint:
+        finer = [name for _pos, name, _t in inside if name.endswith("_" + sel.measure_hint)]
+        return finer[0] if finer else sel.measure_hint
+    ranked_by = [name for pos, name, _t in inside if _RANK_BY.search(spans.text[clause[0] : pos])]
+    if ranked_by:  # "the three largest brands by GMV", "按销量排前5"
+        return ranked_by[0]
+    if inside:
+        return _head(inside) or min((abs(pos - sel.start), name) for pos, name, _t in inside)[1]
+    ranked = [t.name for _r, t, _x, pos in measures if _RANK_BY.search(spans.text[:pos])]
+    return ranked[0] if ranked else None
+
+
+def _head(inside: list[tuple[int, str, str]]) -> str | None:
+    """Of two measures named side by side ("GMV growth", "销售额增速") the last is the one
+    ranked by."""
+    for (pos, _name, text), (nxt, name, _t) in itertools.pairwise(sorted(inside)):
+        if 0 <= nxt - (pos + len(text)) <= 1:
+            return name
+    return None
