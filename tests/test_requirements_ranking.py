@@ -111,3 +111,31 @@ def test_a_follow_up_that_names_a_measure_re_ranks_by_it(extractor: OfflineExtra
 def test_a_pasted_field_name_is_its_measure(extractor: OfflineExtractor) -> None:
     req = extract(extractor, "护手霜 review_count 超过5000的商品", (HAND_CREAM, "护手霜"))
     assert chosen(req) == [("threshold", None, "review_count")]
+
+
+def test_a_superlative_of_an_aspect_is_not_a_ranking(extractor: OfflineExtractor) -> None:
+    req = extract(extractor, "What are the biggest pain points in reviews of hand cream?",
+                  (HAND_CREAM, "hand cream"))  # fmt: skip
+    assert chosen(req) == []
+    ranked = extract(extractor, "What are the selling points of the 3 best-selling hand creams?",
+                     (HAND_CREAM, "hand creams"))  # fmt: skip
+    assert chosen(ranked) == [("top", 3, None)]
+
+
+def test_a_superlative_before_a_singular_noun_asks_for_one(extractor: OfflineExtractor) -> None:
+    one = extract(extractor, "best-selling hand cream brand right now?", (HAND_CREAM, "hand cream"))
+    assert chosen(one) == [("top", 1, None)]
+    many = extract(
+        extractor, "best-selling hand cream brands right now?", (HAND_CREAM, "hand cream")
+    )
+    assert chosen(many) == [("top", None, None)]
+
+
+def test_the_size_of_a_market_is_its_gmv(extractor: OfflineExtractor) -> None:
+    assert measures(extract(extractor, "How big is the hand cream market?",
+                            (HAND_CREAM, "hand cream"))) == {"gmv"}  # fmt: skip
+    assert measures(extract(extractor, "护手霜这个市场一年有多大？", (HAND_CREAM, "护手霜"))) == {
+        "gmv"
+    }
+    assert "gmv" not in measures(extract(extractor, "How big was the uplift for hand cream?",
+                                         (HAND_CREAM, "hand cream")))  # fmt: skip

@@ -81,6 +81,7 @@ class OfflineExtractor:
         measures = _people(spans, measures, aspects, chosen)
         out += [MeasureReq(id=rid, text=text, measure=t.name) for rid, t, text, _ in measures]
         out += _ranked_by(chosen, measures)
+        out += _market_size(spans, [r for r in out if isinstance(r, MeasureReq)])
         out += chosen
         out += _aspects(aspects, out)
         if comparison is not None:
@@ -137,6 +138,21 @@ def _ranked_by(chosen: list[SelectionReq], measures: list[Found]) -> list[Measur
             rid = f"m{len(measures) + len(out) + 1}"
             out.append(MeasureReq(id=rid, text=sel.text, measure=sel.measure))
     return out
+
+
+_MARKET_SIZE = re.compile(
+    r"市场[^，,。？?]{0,6}?有?多大|盘子[^，,。？?]{0,4}?有?多大"
+    r"|\bhow (?:big|large) (?:is|was|are|were) (?:the )?[^?,.;]{0,40}?\bmarkets?\b",
+    re.I,
+)
+
+
+def _market_size(spans: Spans, named: list[MeasureReq]) -> list[MeasureReq]:
+    """ "How big is the X market", "市场有多大" ask for its GMV."""
+    m = _MARKET_SIZE.search(spans.text)
+    if m is None or any(r.measure == "gmv" for r in named):
+        return []
+    return [MeasureReq(id=f"m{len(named) + 1}", text=m.group(0), measure="gmv")]
 
 
 _PEOPLE_ASPECTS = {"audience", "competitor_flow", "reviews", "complaints", "selling_points"}

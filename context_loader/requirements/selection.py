@@ -146,8 +146,8 @@ def _ordering(
         return None  # "which months sell most", "the best way to": not a ranking of things
     ordering = rule == "top" and w.ORDERING.search(m.group(0))
     ascending = rule == "top" and w.ASCENDING.search(text if ordering else clause)
-    sel = Selection("bottom" if ascending else rule, _clause_k(clause), m.group(0), m.start(),
-                    m.end())  # fmt: skip
+    k = _clause_k(clause) or _singular_after(text, m.end())
+    sel = Selection("bottom" if ascending else rule, k, m.group(0), m.start(), m.end())
     sells = w.SALES.search(text, max(lo, m.start() - 12), min(hi, m.end() + 12))
     target = target_of(spans, sel, whole=bool(ordering))
     second = after and bool(w.AND_WHICH.match(text[lo:]))
@@ -242,6 +242,22 @@ def _singular_which(clause: str) -> bool:
     return verb in _SINGULAR  # "which hand cream is …", "which of them are …"
 
 
+def _singular_after(text: str, end: int) -> int | None:
+    """1 when an English superlative stands right before a singular noun of what it ranks
+    ("the best-selling dog treat brand"), else None."""
+    for word in re.findall(r"\S+", text[end : end + 40])[:4]:
+        bare = word.strip("?,.!;:").lower()
+        if not bare.isascii() or (not bare.isalpha() and "-" not in bare) or bare in _STOP:
+            return None
+        if any(p.fullmatch(bare) for _t, p in w.TARGETS):
+            return None if bare.endswith("s") or bare == "leaves" else 1
+        if bare != word.lower():
+            return None  # the clause ends before a noun
+    return None
+
+
+_STOP = {"of", "in", "by", "order", "for", "with", "the", "a", "an", "to", "and", "or", "on",
+         "at", "from", "than", "is", "are", "was", "were"}  # fmt: skip
 _SINGULAR = {"is", "was", "has", "does", "sells", "grows", "gets", "makes"}
 _PLURAL = {"are", "were", "have", "do", "sell", "grow", "get", "make"}
 

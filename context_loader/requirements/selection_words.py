@@ -19,16 +19,17 @@ EN_WORDS = {
 EN_COUNT = r"((?!(?:19|20)\d\d\b)\d+|" + "|".join(EN_WORDS) + r")"  # a count, not a year
 HIGH_ZH = (
     "最高|最多|最大|最快|最好|最强|最热|最贵|最火|最畅销|卖得最好|最猛|最受欢迎|最热门|最深"
-    "|最能打|最赚钱|排在前面|排前面|名列前茅|前几名|前几|卖爆|最能卖|头部|领先|从高到低|从多到少|由高到低|降序"
+    "|最能打|最赚钱|最明显|最显著|最突出|最厉害|排在前面|排前面|名列前茅|前几名|前几|卖爆|最能卖|头部|领先|从高到低|从多到少|由高到低|降序"
 )
 LOW_ZH = (
     "最低|最少|最小|最慢|最便宜|最弱|最差|最冷门|最冷|最不卷|垫底|最好进|最容易进|最好做|最容易做"
-    "|竞争最小|最不受欢迎|最不火|卖得最差|下滑最|跌得最|降幅最大|下降最多|跌幅最大|跌最多"
+    "|竞争最小|最不受欢迎|最不火|卖得最差|下滑最|下滑得最|降得最|掉得最|萎缩最|缩水最|跌得最|降幅最大|下降最多|跌幅最大|跌最多"
     "|卖不动|不好卖|最不能卖|尾部|落后|排在最后|最后面|末位"
 )  # checked before the high words: 降幅最大 is a bottom, 最好进 the least competition
 HIGH_EN = (
     r"highest|most|largest|biggest|fastest|best|strongest|hottest|top-selling|best-selling"
     r"|fastest-growing|most popular|priciest|most expensive|deepest|leaders|leading|led"
+    r"|leads?(?!\s+(?:to|shoppers|buyers|customers|people|them)\b)"
     r"|best performers|top performers|topped|runners-up|argmax|outperforming|top selling"
     r"|most sell|highest first|high to low|from most"
     r"|top(?=\s+(?:brands?|products?|sellers?|categories|keywords?|items?|skus?|leaves|campaigns?)\b)"
@@ -112,11 +113,12 @@ TIME_TARGET = re.compile(
 ONE = re.compile(
     r"哪个|哪一个|哪款|哪一款|哪一类|哪家|那款|那一款|那个|\bthe best[- ]seller\b(?!s)"
     r"|\bwhich one\b|\bwhich is the\b|\bwhich of\b|\bsingle\b|\bonly one\b|\bjust one\b"
-    r"|只要一个|一个就行|那一个|那一款|\bargmax\b|\bargmin\b",
+    r"|只要一个|一个就行|那一个|那一款|\bargmax\b|\bargmin\b|是谁|"
+    r"\b(?:is|was) the (?:\w+est|most|least|best|worst)\b",
     I,
 )
 WHICH = re.compile(r"\bwhich\b", I)
-WH_ANY = re.compile(r"\b(?:which|what|who)\b|哪|谁", I)
+WH_ANY = re.compile(r"\b(?:which|what|who|whose)\b|哪|谁", I)
 THOSE = re.compile(r"那几个|那几款|那几家|那些|\bthose\b|\bthe ones\b", I)
 """Words that point at the ranked things themselves ("尾部那几个")."""
 ORDERED = re.compile(
@@ -127,7 +129,11 @@ ORDERED = re.compile(
 ORDER_BY = re.compile(r"按|\bby\b|\bsort|\brank|\blist\b|\border of\b", I)
 NOT_A_RANKING = re.compile(
     r"最好的(?:办法|方法|方式|时机|时间)|\bbest (?:way|time|month|practice|approach)\b|\bmost of\b"
-    r"|\bmost (?:people|shoppers|buyers|customers|consumers)\b|大部分人|大多数人|多数人",
+    r"|\bmost (?:people|shoppers|buyers|customers|consumers)\b|大部分人|大多数人|多数人"
+    r"|(?:最大|最主要|最常见|最核心|最多)的?(?:卖点|痛点|槽点)"
+    r"|\b(?:biggest|main|top|most common|key)\s+(?:selling|pain) points?\b"
+    r"|\b(?:selling|pain) points?\s+(?:\w+\s+){0,2}(?:work|works|worked|land|lands) best\b"
+    r"|\bcomplain\w*\s+about\s+(?:\w+\s+)?most\b|\bmost often\b",
     I,
 )
 PAIR = re.compile(
@@ -151,6 +157,7 @@ MAIN_BAND = re.compile(
     r"\bprice (?:band|range|tier) most (?:people|shoppers|buyers) buy\b|"
     r"\bcarries most of the (?:volume|sales|gmv)\b|"
     r"\bbest-selling price band\b|\bmain price range\b|"
+    r"\bmost popular price (?:band|range|tier|point)\b|最受欢迎的(?:价格带|价位|价格区间)|"
     r"(?:大部分|大多数|多数)人(?:买|选)的?是?(?:哪个|什么)(?:价位|价格带|价格区间|价格段|价钱)|"
     r"\bwhat price (?:do |does )?most (?:people|shoppers|buyers|customers) (?:buy|pay|choose)\b",
     I,
