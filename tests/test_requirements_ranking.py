@@ -139,3 +139,17 @@ def test_the_size_of_a_market_is_its_gmv(extractor: OfflineExtractor) -> None:
     }
     assert "gmv" not in measures(extract(extractor, "How big was the uplift for hand cream?",
                                          (HAND_CREAM, "hand cream")))  # fmt: skip
+
+
+def test_a_follow_up_ranking_without_a_measure_ranks_by_the_last_turns(
+    extractor: OfflineExtractor,
+) -> None:
+    first = extract(extractor, "身体护理下面销售额最高的5个叶子类目是哪些？", (BODY, "身体护理"))
+    follow = inherit(extract(extractor, "Now the bottom 10."), first)
+    assert chosen(follow) == [("bottom", 10, "gmv")]
+
+
+def test_a_decimal_after_at_least_is_a_threshold_not_a_count(extractor: OfflineExtractor) -> None:
+    req = extract(extractor, "Which hand cream has the lowest price but a rating of at least 4.7?",
+                  (HAND_CREAM, "hand cream"))  # fmt: skip
+    assert sorted(chosen(req), key=str) == [("bottom", 1, "price"), ("threshold", None, "rating")]

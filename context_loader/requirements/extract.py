@@ -78,7 +78,7 @@ class OfflineExtractor:
         out: list[Requirement] = [*subjects, *periods]
         mentions = [("", t, spans.text[s:e], s) for t, s, e in terms if kinds[id(t)] == "measure"]
         chosen = selections(spans, comparison is not None, mentions)
-        measures = _people(spans, measures, aspects, chosen)
+        measures = _superseded(_people(spans, measures, aspects, chosen), chosen)
         out += [MeasureReq(id=rid, text=text, measure=t.name) for rid, t, text, _ in measures]
         out += _ranked_by(chosen, measures)
         out += _market_size(spans, [r for r in out if isinstance(r, MeasureReq)])
@@ -127,6 +127,19 @@ def _words(term: Term) -> set[str]:
     return {*term.zh, *term.en, *named}
 
 
+def _superseded(measures: list[Found], chosen: list[SelectionReq]) -> list[Found]:
+    """The superlative's own measure word gives way to the finer measure it ranks by
+    ("the two priciest sub-categories by average price" ranks by avg_price, not price)."""
+    out = [f for f in measures if not any(_finer(s, f) for s in chosen)]
+    return [(f"m{n}", t, x, p) for n, (_r, t, x, p) in enumerate(out, 1)]
+
+
+def _finer(sel: SelectionReq, found: Found) -> bool:
+    _rid, term, text, _pos = found
+    measure = sel.measure or ""
+    return text in sel.text and measure != term.name and measure.endswith("_" + term.name)
+
+
 def _ranked_by(chosen: list[SelectionReq], measures: list[Found]) -> list[MeasureReq]:
     """The measure a selection ranks or bounds by is asked for even where the question
     does not name it ("the cheapest" is by price, "200块以下" bounds the price)."""
@@ -155,7 +168,10 @@ def _market_size(spans: Spans, named: list[MeasureReq]) -> list[MeasureReq]:
     return [MeasureReq(id=f"m{len(named) + 1}", text=m.group(0), measure="gmv")]
 
 
-_PEOPLE_ASPECTS = {"audience", "competitor_flow", "reviews", "complaints", "selling_points"}
+_PEOPLE_ASPECTS = {
+    "audience", "competitor_flow", "competitors", "reviews", "complaints", "selling_points",
+    "search_terms",
+}  # fmt: skip
 _COUNTED = re.compile(
     r"数(?!据)|多少|几个|人数|\bhow many\b|\bnumber of\b|\bcount\b|\bmore\b|\bfewer\b", re.I
 )

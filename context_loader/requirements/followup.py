@@ -27,9 +27,19 @@ def inherit(current: Requirements, previous: Requirements) -> Requirements:
             continue
         for n, item in enumerate(previous.of_kind(kind), 1):
             taken.append(_renamed(item, f"{_PREFIX[kind]}{n}", current))
-    if not taken:
-        return current
-    return current.model_copy(update={"items": [*taken, *current.items]})
+    items = [_ranked_as_before(r, previous) for r in current.items]
+    return current.model_copy(update={"items": [*taken, *items]})
+
+
+def _ranked_as_before(item: Requirement, previous: Requirements) -> Requirement:
+    """ "那排前五的品牌呢", "Now the bottom 10.": a ranking that names no measure ranks by
+    the last turn's."""
+    if not isinstance(item, SelectionReq) or item.rule not in ("top", "bottom") or item.measure:
+        return item
+    ranked = [s.measure for s in previous.items if isinstance(s, SelectionReq) and s.measure]
+    named = [m.measure for m in previous.items if isinstance(m, MeasureReq)]
+    measure = ranked[0] if ranked else named[0] if len(named) == 1 else None
+    return item.model_copy(update={"measure": measure}) if measure else item
 
 
 def _renamed(item: Requirement, rid: str, current: Requirements) -> Requirement:

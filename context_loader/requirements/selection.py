@@ -153,7 +153,8 @@ def _ordering(
     second = after and bool(w.AND_WHICH.match(text[lo:]))
     asked = bool(w.WH_ANY.search(clause) or w.THOSE.search(clause))
     ordered = bool(w.ORDERED.search(clause)) and _ordered_by(spans, lo)
-    said = sel.k is not None or target or sells or second or asked or ordered or counted
+    implied = any(word in m.group(0).lower() for word in w.IMPLIED)  # "Cheapest air fryers"
+    said = sel.k is not None or target or sells or second or asked or ordered or counted or implied
     return sel if said else None
 
 
@@ -245,15 +246,20 @@ def _singular_which(clause: str) -> bool:
 def _singular_after(text: str, end: int) -> int | None:
     """1 when an English superlative stands right before a singular noun of what it ranks
     ("the best-selling dog treat brand"), else None."""
-    for word in re.findall(r"\S+", text[end : end + 40])[:4]:
+    noun: str | None = None
+    for word in re.findall(r"\S+", text[end : end + 40])[:5]:
         bare = word.strip("?,.!;:").lower()
         if not bare.isascii() or (not bare.isalpha() and "-" not in bare) or bare in _STOP:
-            return None
+            break
         if any(p.fullmatch(bare) for _t, p in w.TARGETS):
-            return None if bare.endswith("s") or bare == "leaves" else 1
+            noun = bare  # the last noun of "leaf categories" decides
+        elif noun is not None:
+            break
         if bare != word.lower():
-            return None  # the clause ends before a noun
-    return None
+            break  # the clause ends
+    if noun is None:
+        return None
+    return None if noun.endswith("s") or noun == "leaves" else 1
 
 
 _STOP = {"of", "in", "by", "order", "for", "with", "the", "a", "an", "to", "and", "or", "on",

@@ -16,10 +16,10 @@ EN_WORDS = {
     "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "fifteen": 15, "twenty": 20,
     "a dozen": 12, "dozen": 12,
 }  # fmt: skip
-EN_COUNT = r"((?!(?:19|20)\d\d\b)\d+|" + "|".join(EN_WORDS) + r")"  # a count, not a year
+EN_COUNT = r"((?!(?:19|20)\d\d\b)\d+(?![.,]\d)|" + "|".join(EN_WORDS) + r")"  # a count, not a year
 HIGH_ZH = (
     "最高|最多|最大|最快|最好|最强|最热|最贵|最火|最畅销|卖得最好|最猛|最受欢迎|最热门|最深"
-    "|最能打|最赚钱|最明显|最显著|最突出|最厉害|排在前面|排前面|名列前茅|前几名|前几|卖爆|最能卖|头部|领先|从高到低|从多到少|由高到低|降序"
+    "|最能打|最赚钱|最明显|最显著|最突出|最厉害|最激烈|最卷|最拥挤|最饱和|排在前面|排前面|名列前茅|前几名|前几|卖爆|最能卖|头部|领先|从高到低|从多到少|由高到低|降序"
 )
 LOW_ZH = (
     "最低|最少|最小|最慢|最便宜|最弱|最差|最冷门|最冷|最不卷|垫底|最好进|最容易进|最好做|最容易做"
@@ -35,8 +35,9 @@ HIGH_EN = (
     r"|top(?=\s+(?:brands?|products?|sellers?|categories|keywords?|items?|skus?|leaves|campaigns?)\b)"
 )
 LOW_EN = (
-    r"lowest|least|fewest|smallest|slowest|cheapest|weakest|worst|least crowded"
-    r"|declined the most|dropped the most|fell the most|biggest drop|easiest to enter"
+    r"lowest|(?<!at )least|fewest|smallest|slowest|cheapest|weakest|worst|least crowded"
+    r"|declined the most|dropped the most|fell the most|shr[ua]nk the most|biggest drop"
+    r"|easiest to enter"
     r"|least popular|steepest(?:\s+[\w-]+){0,3}\s+(?:decline|drop|fall)|laggards"
     r"|worst performers|at the bottom|bottom of|last place|argmin|most bad|lagging|weakest"
     r"|bottom quartile|in the tail|searched least|tail end"
