@@ -26,6 +26,25 @@ LOW_ZH = (
     "|竞争最小|最不受欢迎|最不火|卖得最差|下滑最|下滑得最|降得最|掉得最|萎缩最|缩水最|跌得最|降幅最大|下降最多|跌幅最大|跌最多"
     "|卖不动|不好卖|最不能卖|尾部|落后|排在最后|最后面|末位"
 )  # checked before the high words: 降幅最大 is a bottom, 最好进 the least competition
+_ZH_LOW_CHARS = "低少小慢弱差冷短轻薄窄次难"
+GENERIC_LOW_ZH = rf"最(?:[{_ZH_LOW_CHARS}]|不[\u4e00-\u9fff])"
+GENERIC_HIGH_ZH = (
+    rf"最(?!近|新|后|终|初|早|起码|主要|常|大限度|高可能|好是|好能|好还是|[{_ZH_LOW_CHARS}]|不)"
+    r"[\u4e00-\u9fff]"
+)
+"""Any 最 + adjective is a superlative (最抢手, 最激烈): low when the adjective is; never
+最近, 最新, 最后, 最主要."""
+HIGH_ZH += "|" + GENERIC_HIGH_ZH
+LOW_ZH += "|" + GENERIC_LOW_ZH
+_NOT_EST = (
+    "interest|test|request|suggest|honest|latest|earliest|harvest|invest|protest|contest"
+    "|manifest|digest|chest|nest|pest|quest|vest|(?:south|north|mid)?west|rest|modest|forest"
+    "|guest|priest|arrest|attest|conquest|inquest|unrest|lest|jest|zest|crest|behest|newest"
+    "|oldest|fastest-growing"
+)
+GENERIC_HIGH_EN = rf"(?!(?:{_NOT_EST})\b)[a-z]{{2,}}est"
+"""Any English -est adjective is a superlative (busiest, healthiest); never latest, newest
+(the newest product is a subject), interest, request."""
 HIGH_EN = (
     r"highest|most|largest|biggest|fastest|best|strongest|hottest|top-selling|best-selling"
     r"|fastest-growing|most popular|priciest|most expensive|deepest|leaders|leading|led"
@@ -33,6 +52,8 @@ HIGH_EN = (
     r"|best performers|top performers|topped|runners-up|argmax|outperforming|top selling"
     r"|most sell|highest first|high to low|from most"
     r"|top(?=\s+(?:brands?|products?|sellers?|categories|keywords?|items?|skus?|leaves|campaigns?)\b)"
+    r"|top-rated|best-rated|most-reviewed|best-reviewed"
+    rf"|{GENERIC_HIGH_EN}"
 )
 LOW_EN = (
     r"lowest|(?<!at )least|fewest|smallest|slowest|cheapest|weakest|worst|least crowded"
@@ -40,7 +61,8 @@ LOW_EN = (
     r"|easiest to enter"
     r"|least popular|steepest(?:\s+[\w-]+){0,3}\s+(?:decline|drop|fall)|laggards"
     r"|worst performers|at the bottom|bottom of|last place|argmin|most bad|lagging|weakest"
-    r"|bottom quartile|in the tail|searched least|tail end"
+    r"|bottom quartile|in the tail|searched least|tail end|poorest|thinnest|shortest"
+    r"|lightest|narrowest|quietest|slimmest|lowest-rated|worst-rated|worst-selling"
 )
 IMPLIED = {"cheapest": "price", "priciest": "price", "most expensive": "price", "最便宜": "price",
            "最贵": "price"}  # fmt: skip
@@ -80,7 +102,7 @@ PLAIN_COUNTS = [
 the clause's superlative does (down by default)."""
 ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("top", re.compile(
-        rf"{HIGH_ZH}|爆款|热销|卖得好的|好卖的|\b(?:{HIGH_EN})\b"
+        rf"{HIGH_ZH}|爆款|爆品|大单品|热销|卖得好的|好卖的|\b(?:{HIGH_EN})\b"
         r"|\b(?:best|biggest|top)[- ]?sellers?\b", I)),
     ("bottom", LOW),
     # an ordering without a superlative: "按竞争强度从低到高排一下", "rank them by buyers"
@@ -89,14 +111,14 @@ ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"|\bdescending\b|\bin (?:the )?order of\b", I)),
 ]  # fmt: skip
 SALES = re.compile(
-    r"爆款|热销|卖得(?:最)?好|卖得最少|卖爆|卖不动|好卖|畅销|best[- ]?sell|top[- ]?sell|most sell"
+    r"爆款|爆品|大单品|热销|卖得(?:最)?好|卖得最少|卖爆|卖不动|好卖|畅销|best[- ]?sell|top[- ]?sell|most sell"
     r"|\bsold the (?:most|least)\b|\bsells? (?:the )?(?:most|least)\b",
     re.I,
 )
 """Superlatives of selling: they rank products even where the question names none."""
 ORDERING = re.compile(r"排|rank|sort", re.I)
 FIRST = re.compile(
-    r"(?<!季)第一(?!季|次|个月|周|天|批|步)|冠军|\bnumber one\b|\bno\.\s*1\b|#1\b"
+    r"(?<!季)第一(?!季|次|个月|周|天|批|步)|冠军|销冠|\bnumber one\b|\bno\.\s*1\b|#1\b"
     r"|\branks? first\b|\bfirst place\b",
     I,
 )
@@ -129,7 +151,8 @@ ORDERED = re.compile(
 )
 ORDER_BY = re.compile(r"按|\bby\b|\bsort|\brank|\blist\b|\border of\b", I)
 NOT_A_RANKING = re.compile(
-    r"最好的(?:办法|方法|方式|时机|时间)|\bbest (?:way|time|month|practice|approach)\b|\bmost of\b"
+    r"最(?:好的|佳的?)[\u4e00-\u9fff]{0,2}?(?:办法|方法|方式|时机|时间|时候|月份|策略|节奏)"
+    r"|\bbest (?:way|time|month|practice|approach)\b|\bmost of\b"
     r"|\bmost (?:people|shoppers|buyers|customers|consumers)\b|大部分人|大多数人|多数人"
     r"|(?:最大|最主要|最常见|最核心|最多)的?(?:卖点|痛点|槽点)"
     r"|\b(?:biggest|main|top|most common|key)\s+(?:selling|pain) points?\b"
@@ -215,7 +238,7 @@ TARGETS: list[tuple[str, re.Pattern[str]]] = [
     ("keyword", re.compile(
         r"关键词|搜索词|热搜词|热词|(?<=[个的])词|\bkeywords?\b|\bsearch terms?\b|\bqueries\b", I)),
     ("product", re.compile(
-        r"商品|产品|单品|爆款|宝贝|竞品|款|\bproducts?\b|\bitems?\b|\bskus?\b|\bbest[- ]?sellers?\b"
+        r"商品|产品|单品|爆款|爆品|宝贝|竞品|款|\bproducts?\b|\bitems?\b|\bskus?\b|\bbest[- ]?sellers?\b"
         r"|\blistings?\b", I)),
     ("category", re.compile(
         r"类目|品类|小类|细分|分类|\bcategor(?:y|ies)\b|\bleaf\b|\bleaves\b|\bniches?\b"
