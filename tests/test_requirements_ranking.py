@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from context_loader.requirements import ExtractionInput, OfflineExtractor, inherit
-from deepagent.requirements.model import Requirements
+from deepagent.requirements.model import (
+    AspectReq,
+    MeasureReq,
+    Requirements,
+    SelectionReq,
+    SubjectReq,
+)
 from deepagent.settings import Settings
 from deepagent.tools.registry import ToolRegistry
 
@@ -33,11 +39,11 @@ def extract(ex: OfflineExtractor, question: str, *cats: tuple[dict[str, Any], st
 
 
 def chosen(req: Requirements) -> list[tuple[str, int | None, str | None]]:
-    return [(s.rule, s.k, s.measure) for s in req.of_kind("selection")]  # type: ignore[attr-defined]
+    return [(s.rule, s.k, s.measure) for s in req.items if isinstance(s, SelectionReq)]
 
 
 def measures(req: Requirements) -> set[str]:
-    return {m.measure for m in req.of_kind("measure")}  # type: ignore[attr-defined]
+    return {m.measure for m in req.items if isinstance(m, MeasureReq)}
 
 
 def test_a_price_threshold_keeps_the_price_and_the_ranking_is_by_sales(
@@ -104,8 +110,8 @@ def test_a_follow_up_that_names_a_measure_re_ranks_by_it(extractor: OfflineExtra
     first = extract(extractor, "身体护理下面销售额最高的5个叶子类目是哪些？", (BODY, "身体护理"))
     follow = inherit(extract(extractor, "换成按买家数排呢？"), first)
     assert chosen(follow) == [("top", 5, "buyers")]
-    assert [s.ref for s in follow.of_kind("subject")] == [3]  # type: ignore[attr-defined]
-    assert {a.aspect for a in follow.of_kind("aspect")} == {"subcategories"}  # type: ignore[attr-defined]
+    assert [s.ref for s in follow.items if isinstance(s, SubjectReq)] == [3]
+    assert {a.aspect for a in follow.items if isinstance(a, AspectReq)} == {"subcategories"}
 
 
 def test_a_pasted_field_name_is_its_measure(extractor: OfflineExtractor) -> None:
