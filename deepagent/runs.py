@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -27,9 +28,32 @@ from deepagent.requirements.model import Coverage
 from deepagent.state import RunState
 from deepagent.workspace import cleanup
 
+EventSink = Callable[[ev._Event], None]
+
+
+@dataclass(frozen=True)
+class RunSnapshot:
+    """A run's last checkpoint: its state values and whether it waits for an answer."""
+
+    run_id: str
+    values: dict[str, Any]
+    waiting: bool
+
+    @property
+    def exists(self) -> bool:
+        """False for a run with no checkpoint (unknown, or died before its first one)."""
+        return bool(self.values)
+
+    def record(self) -> RunRecord:
+        return record_from_state(cast(RunState, self.values), waiting=self.waiting)
+
 
 class Agent:
-    """One compiled graph serving many runs; each run is a checkpointer thread."""
+    """One compiled graph serving many runs; each run is a checkpointer thread.
+
+    ``start`` / ``resume`` / ``proceed`` stream a run's events; ``run_to_end`` and
+    ``resume_to_end`` drive it to its end and return its record; ``snapshot`` and
+    ``history`` read its checkpoints. Callers never reach into the graph."""
 
     def __init__(self, deps: RunDeps, checkpointer: BaseCheckpointSaver[Any] | None = None) -> None:
         self.deps = deps
@@ -101,9 +125,16 @@ class Agent:
         """Drop per-run bookkeeping of a run that ended (its checkpoints stay)."""
         self._stampers.pop(run_id, None)
 
+    async def discard(self, run_id: str) -> None:
+        """Forget a run that ended and delete its checkpoints (batch and eval runs keep
+        their records elsewhere)."""
+        self.forget(run_id)
+        if self.graph.checkpointer is not None and not isinstance(self.graph.checkpointer, bool):
+            await self.graph.checkpointer.adelete_thread(run_id)
+
     async def _drive(self, run_id: str, payload: Any) -> AsyncIterator[ev._Event]:
         stamper = self._stampers.setdefault(run_id, ev.EventStamper(run_id))
-        config: RunnableConfig = {"configurable": {"thread_id": run_id}}
+        config = _config(run_id)
         try:
             async for mode, chunk in self.graph.astream(
                 payload, config, stream_mode=["custom", "updates"]
@@ -126,10 +157,53 @@ class Agent:
             )
         )
 
+    async def run_to_end(
+        self,
+        request: ContextRequest,
+        *,
+        mode: str | None = None,
+        run_id: str | None = None,
+        conversation: list[dict[str, str]] | None = None,
+        memory: str = "",
+        on_event: EventSink | None = None,
+    ) -> RunRecord:
+        """Run a question to its end (or to its question for the user) and return its
+        record; every event goes to ``on_event``."""
+        run_id = run_id or uuid.uuid4().hex[:12]
+        events = self.start(
+            request, mode=mode, run_id=run_id, conversation=conversation, memory=memory
+        )
+        return await self._drain(run_id, events, on_event)
+
+    async def resume_to_end(
+        self, run_id: str, answer: str, *, on_event: EventSink | None = None
+    ) -> RunRecord:
+        """Answer a ``call_human`` and drive the run to its end."""
+        return await self._drain(run_id, self.resume(run_id, answer), on_event)
+
+    async def _drain(
+        self, run_id: str, events: AsyncIterator[ev._Event], on_event: EventSink | None
+    ) -> RunRecord:
+        async for event in events:
+            if on_event is not None:
+                on_event(event)
+        return await self.record(run_id)
+
+    async def snapshot(self, run_id: str) -> RunSnapshot:
+        state = await self.graph.aget_state(_config(run_id))
+        return RunSnapshot(run_id=run_id, values=dict(state.values), waiting=bool(state.next))
+
+    async def history(self, run_id: str) -> AsyncIterator[RunSnapshot]:
+        """The run's checkpoints, newest first."""
+        async for state in self.graph.aget_state_history(_config(run_id)):
+            yield RunSnapshot(run_id=run_id, values=dict(state.values), waiting=bool(state.next))
+
     async def record(self, run_id: str) -> RunRecord:
-        snapshot = await self.graph.aget_state({"configurable": {"thread_id": run_id}})
-        values = cast(RunState, snapshot.values)
-        return record_from_state(values, waiting=bool(snapshot.next))
+        return (await self.snapshot(run_id)).record()
+
+
+def _config(run_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": run_id}}
 
 
 def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:

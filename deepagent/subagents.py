@@ -193,9 +193,7 @@ class SubAgentDispatcher(ABC):
 
 async def run_subagent_graph(agent: Agent, request: ContextRequest, run_id: str) -> RunRecord:
     """Drive one SubAgent sub-run to its end and return its RunRecord."""
-    async for _ in agent.start(request, mode="tree", run_id=run_id):
-        pass
-    return await agent.record(run_id)
+    return await agent.run_to_end(request, mode="tree", run_id=run_id)
 
 
 class LocalRunner(SubAgentDispatcher):

@@ -68,7 +68,7 @@ async def test_async_summary_is_swapped_in_at_a_later_round_start(loader: Contex
     assert after[0] == "plan"  # swapped at a round boundary, right before planning
     record = await agent.record(run_id)
     assert record.status == "completed" and record.summaries[0].mode == "async"
-    state = (await agent.graph.aget_state({"configurable": {"thread_id": run_id}})).values
+    state = (await agent.snapshot(run_id)).values
     assert state["summarized_rounds"] >= 1 and done_actions(state["summary"])
 
 
@@ -83,7 +83,7 @@ async def test_a_failed_summary_leaves_the_history(
     record = await agent.record(run_id)
     assert record.status == "completed" and record.planning_rounds == 4
     assert record.summaries and "summarizer down" in (record.summaries[0].error or "")
-    state = (await agent.graph.aget_state({"configurable": {"thread_id": run_id}})).values
+    state = (await agent.snapshot(run_id)).values
     assert state.get("summary") is None and state.get("summarized_rounds", 0) == 0
 
 
@@ -110,7 +110,7 @@ def _data_numbers(value: Any) -> set[float]:
 
 async def test_every_figure_of_the_report_survives(loader: ContextLoader) -> None:
     agent, run_id, _ = await run(loader, summary_mode="sync", summary_token_budget=1500)
-    state = (await agent.graph.aget_state({"configurable": {"thread_id": run_id}})).values
+    state = (await agent.snapshot(run_id)).values
     # counts the analyst derives itself (rows shown, products counted, benefit frequencies)
     derived = re.compile(
         r"共\s*[\d,]+\s*[行个]|另有\s*[\d,]+\s*行|[\d,]+ (?:more )?rows?|[\d,]+ top products"

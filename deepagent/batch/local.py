@@ -1,5 +1,6 @@
 """Batch runs in this process: N lanes, each running one question at a time with its own
-Agent (graph + in-memory checkpointer) over one shared RunDeps (loader, indexes, models)."""
+Agent (one compiled graph + in-memory checkpointer, built once per lane; a finished run's
+checkpoints are dropped) over one shared RunDeps (loader, indexes, models)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from context_loader.loader import ContextLoader
 from deepagent.batch.items import BatchItem, failed_record
 from deepagent.batch.output import BatchLine
 from deepagent.deps import RunDeps
-from deepagent.record import RunRecord
 from deepagent.runs import Agent
 from deepagent.settings import Settings
 
@@ -48,23 +48,20 @@ async def run_local(
 
 
 async def _lane(pending: Iterator[BatchItem], deps: RunDeps, key: str, emit: Emit) -> None:
+    agent = Agent(deps)
     for item in pending:  # lanes share the iterator: each item is taken once
-        emit(await run_item(item, deps, key))
+        emit(await run_item(item, agent, key))
 
 
-async def run_item(item: BatchItem, deps: RunDeps, key: str) -> BatchLine:
+async def run_item(item: BatchItem, agent: Agent, key: str) -> BatchLine:
     """One question to its end; a run that raises still gives a (failed) line."""
-    run_id, mode = item.run_id(key), item.mode or deps.settings.mode
+    run_id, mode = item.run_id(key), item.mode or agent.deps.settings.mode
     started = time.monotonic()
     try:
-        record = await _drive(Agent(deps), item, mode, run_id)
+        record = await agent.run_to_end(item.request(), mode=mode, run_id=run_id)
     except Exception as exc:  # the batch goes on; the line says why this one failed
         record = failed_record(item, run_id, mode, f"{type(exc).__name__}: {exc}")
+    finally:
+        await agent.discard(run_id)
     wall_ms = round((time.monotonic() - started) * 1000, 2)
     return BatchLine(id=item.id, record=record, wall_ms=wall_ms)
-
-
-async def _drive(agent: Agent, item: BatchItem, mode: str, run_id: str) -> RunRecord:
-    async for _ in agent.start(item.request(), mode=mode, run_id=run_id):
-        pass
-    return await agent.record(run_id)

@@ -99,18 +99,12 @@ async def _run(
         agent = Agent(RunDeps.create(settings), saver)
         view = _Progress(quiet=as_json)
         if request is not None:
-            events = agent.start(request, mode=mode)
+            record = await agent.run_to_end(request, mode=mode, on_event=view.show)
         else:
             assert thread is not None
-            snapshot = await agent.graph.aget_state({"configurable": {"thread_id": thread}})
-            if not snapshot.next:
+            if not (await agent.snapshot(thread)).waiting:
                 bad_input(f"run {thread!r} is not waiting for an answer")
-            events = agent.resume(thread, answer)
-        run_id = thread or ""
-        async for event in events:
-            run_id = event.run_id
-            view.show(event)
-        record = await agent.record(run_id)
+            record = await agent.resume_to_end(thread, answer, on_event=view.show)
     settings.runs_dir.mkdir(parents=True, exist_ok=True)
     path = settings.runs_dir / f"{record.run_id}.json"
     tmp = path.with_suffix(".tmp")

@@ -43,7 +43,5 @@ async def run_question(payload: dict[str, Any]) -> dict[str, Any]:
     agent = preload(load_settings())
     started = time.time()
     async with current_job_alive(job.heartbeat_s, job.alive_ttl_s):
-        async for _ in agent.start(request, mode=job.mode, run_id=job.run_id):
-            pass
-        record = await agent.record(job.run_id)
+        record = await agent.run_to_end(request, mode=job.mode, run_id=job.run_id)
     return job_result(record.model_dump(mode="json"), started)

@@ -14,8 +14,6 @@ import logging
 import time
 from collections.abc import AsyncIterator
 
-from langchain_core.runnables import RunnableConfig
-
 from context_loader.models import ContextRequest
 from deepagent import events as ev
 from deepagent.record import RunRecord
@@ -202,9 +200,7 @@ class RunManager:
             row = await self.store.get_run(run_id)
             assert row is not None
             after = await self.store.last_seq(run_id)
-            config: RunnableConfig = {"configurable": {"thread_id": run_id}}
-            snapshot = await self.agent.graph.aget_state(config)
-            if snapshot.values:
+            if (await self.agent.snapshot(run_id)).exists:
                 events = self.agent.proceed(run_id, after_seq=after)
             else:  # died before the first checkpoint: start it again
                 request = ContextRequest.model_validate(row.request)

@@ -11,8 +11,6 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from langchain_core.runnables import RunnableConfig
-
 from context_loader.models import ContextRequest
 from deepagent.record import RunRecord
 from deepagent.runs import Agent
@@ -38,10 +36,8 @@ async def run_ours(agent: Agent, question: str, mode: str) -> OurRun:
     """One run to its end; fails loudly unless it completed."""
     run_id = uuid.uuid4().hex[:12]
     started = time.perf_counter()
-    async for _ in agent.start(ContextRequest(question=question), mode=mode, run_id=run_id):
-        pass
+    record = await agent.run_to_end(ContextRequest(question=question), mode=mode, run_id=run_id)
     wall = time.perf_counter() - started
-    record = await agent.record(run_id)
     if record.status != "completed":
         raise RuntimeError(f"{mode} run of {question!r} ended {record.status}: {record.error}")
     return OurRun(round_trips(record), wall, record.tool_calls, record)
@@ -71,8 +67,7 @@ async def subruns(agent: Agent, run: OurRun) -> dict[SubRunKey, RunRecord]:
 async def _subagent_tasks(agent: Agent, run_id: str) -> dict[str, SubAgentTask]:
     """SubAgent tasks by action id, from the planner decisions in the run's checkpoints."""
     tasks: dict[str, SubAgentTask] = {}
-    config: RunnableConfig = {"configurable": {"thread_id": run_id}}
-    async for snapshot in agent.graph.aget_state_history(config):
+    async for snapshot in agent.history(run_id):
         action = (snapshot.values.get("decision") or {}).get("action") or {}
         for spec in action.get("actions", []) if action.get("type") == "call_actions" else []:
             if spec.get("kind") == "subagent" and spec.get("subagent"):

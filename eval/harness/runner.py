@@ -85,15 +85,14 @@ class LocalExecutor:
         error = None
         try:
             async with asyncio.timeout(self.timeout_s):
-                async for _ in self.agent.start(request_for(case), run_id=run_id):
-                    pass
+                await self.agent.run_to_end(request_for(case), run_id=run_id)
         except TimeoutError:
             error = f"no result within {self.timeout_s:g}s"
         wall = round((time.perf_counter() - started) * 1000, 2)
-        snapshot = await self.agent.graph.aget_state({"configurable": {"thread_id": run_id}})
-        record = await self.agent.record(run_id)
-        outputs = outputs_of(dict(snapshot.values), record)
-        await self.saver.adelete_thread(run_id)
+        snapshot = await self.agent.snapshot(run_id)
+        record = snapshot.record()
+        outputs = outputs_of(snapshot.values, record)
+        await self.agent.discard(run_id)
         return StoredRun(
             case_id=case.id,
             repeat=repeat,
