@@ -111,7 +111,8 @@ ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"|\bdescending\b|\bin (?:the )?order of\b", I)),
 ]  # fmt: skip
 SALES = re.compile(
-    r"爆款|爆品|大单品|热销|卖得(?:最)?好|卖得最少|卖爆|卖不动|好卖|畅销|best[- ]?sell|top[- ]?sell|most sell"
+    r"爆款|爆品|大单品|热销|卖得(?:最)?好|卖得最少|卖爆|卖不动|好卖|畅销"
+    r"|best[- ]?sell|top[- ]?sell|most sell"
     r"|\bsold the (?:most|least)\b|\bsells? (?:the )?(?:most|least)\b",
     re.I,
 )
@@ -238,8 +239,8 @@ TARGETS: list[tuple[str, re.Pattern[str]]] = [
     ("keyword", re.compile(
         r"关键词|搜索词|热搜词|热词|(?<=[个的])词|\bkeywords?\b|\bsearch terms?\b|\bqueries\b", I)),
     ("product", re.compile(
-        r"商品|产品|单品|爆款|爆品|宝贝|竞品|款|\bproducts?\b|\bitems?\b|\bskus?\b|\bbest[- ]?sellers?\b"
-        r"|\blistings?\b", I)),
+        r"商品|产品|单品|爆款|爆品|宝贝|竞品|款|\bproducts?\b|\bitems?\b|\bskus?\b"
+        r"|\bbest[- ]?sellers?\b|\blistings?\b", I)),
     ("category", re.compile(
         r"类目|品类|小类|细分|分类|\bcategor(?:y|ies)\b|\bleaf\b|\bleaves\b|\bniches?\b"
         r"|\bsub-?categor(?:y|ies)\b|\bsegments?\b", I)),
