@@ -15,52 +15,51 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
-from context_loader.models import ContextRequest, LoadedContext
+from context_loader.models import ContextRequest
 from deepagent import events as ev
 from deepagent.analysis import (
-    AnalysisInput,
-    CollectedResult,
     stream_llm_analysis,
     stream_offline_analysis,
 )
-from deepagent.coverage_step import run_coverage, subagent_tools, tool_hints
+from deepagent.coverage_step import run_coverage, subagent_tools
 from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
-from deepagent.guards import coverage_exhausted, duplicate_batch, stop_reason
 from deepagent.offline.pacing import Pace
-from deepagent.planning.context import (
-    CaseView,
-    PlannerContext,
-    ToolView,
-    Turn,
-)
 from deepagent.planning.planner import plan_round
-from deepagent.requirements.model import Coverage
-from deepagent.schema import CallActions, CallHuman, PlannerDecision, TodoItem
+from deepagent.routing import (
+    LoopFacts,
+    Route,
+    Stop,
+    ToAnalysis,
+    ToExecute,
+    ToHuman,
+    after_planning,
+    guard,
+)
+from deepagent.schema import CallActions, CallHuman, PlannerDecision
 from deepagent.state import (
     RunState,
     add_time,
     add_tokens,
     collected_entry,
     round_entry,
-    round_view,
 )
 from deepagent.streaming import action_event, emit
-from deepagent.subagents import make_runner
+from deepagent.subagents import SubAgentBackend
 from deepagent.summarizing import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
+from deepagent.views import RunView, analysis_input, planner_context
 from deepagent.workspace import Workspace
-from rag_cases.schema import Case
 
 
 class Nodes:
-    def __init__(self, deps: RunDeps) -> None:
+    def __init__(self, deps: RunDeps, subagents: SubAgentBackend | None) -> None:
         self.deps = deps
+        self.subagents = subagents
         self.summarizer = Summarizer(deps.settings, deps.summarizer)
 
     async def load_context(self, state: RunState) -> dict[str, Any]:
-        request = _request(state)
-        loaded = await self.deps.loader.load(request)
+        loaded = await self.deps.loader.load(RunView(state).request)
         emit(
             ev.ContextLoaded(
                 modules=loaded.modules,
@@ -73,83 +72,59 @@ class Nodes:
         return {"loaded": loaded.model_dump(mode="json"), "timings_ms": timings}
 
     async def plan(self, state: RunState) -> Command[Literal["execute", "human", "analyze"]]:
-        reason = stop_reason(state, self.deps.settings)
-        if reason is not None:
-            return Command(goto="analyze", update={"stop_reason": reason})
+        """One planning round, routed by ``routing``: a guard may stop before it; its
+        decision goes to execute, to the user, or to the analysis."""
+        facts = _facts(RunView(state))
+        stop = guard(facts, self.deps.settings)
+        if stop is not None:
+            return Command(goto="analyze", update=_stopped(stop))
         swapped, summary_events = await self.summarizer.at_round_start(state)
         for event in summary_events:
             emit(event)
         state = {**state, **swapped}  # type: ignore[typeddict-item]
         started = time.perf_counter()
-        result = await plan_round(self.deps.planner, self._planner_context(state))
-        calls = dict(state.get("llm_calls", {}))
-        calls["planner"] = calls.get("planner", 0) + result.calls
-        timings = add_time(state, "planning", started)
-        tokens = add_tokens(state, "planner", result.input_tokens, result.output_tokens)
+        context = planner_context(RunView(state), self.deps.loader)
+        result = await plan_round(self.deps.planner, context)
         update: dict[str, Any] = {
             **swapped,
-            "llm_calls": calls,
-            "timings_ms": timings,
-            "tokens": tokens,
+            "llm_calls": _add_call(state, "planner", result.calls),
+            "timings_ms": add_time(state, "planning", started),
+            "tokens": add_tokens(state, "planner", result.input_tokens, result.output_tokens),
         }
-        if result.decision is None:
-            rounds = [
-                *state.get("rounds", []),
-                round_entry(state, "invalid", [], note=result.error or ""),
-            ]
-            update |= {"rounds": rounds, "stop_reason": f"planner_failed: {result.error}"}
-            return Command(goto="analyze", update=update)
+        route = after_planning(result.decision, result.error, facts, self.deps.settings)
         decision = result.decision
-        action = decision.action
-        emit(
-            ev.PlanEvent(
-                round=len(state.get("rounds", [])) + 1,
-                decision=action.type,
-                thought=decision.thought,
-                todo_list=decision.todo_list,
-                actions=[a.id for a in action.actions] if isinstance(action, CallActions) else [],
-            )
-        )
+        if decision is None:
+            failed = round_entry(state, "invalid", [], note=result.error or "")
+            return _to(route, update | {"rounds": [*state.get("rounds", []), failed]})
+        _emit_plan(state, decision)
         update |= {
             "decision": decision.model_dump(mode="json", by_alias=True),
             "todo_list": [t.model_dump() for t in decision.todo_list],
         }
-        if isinstance(action, CallActions) and decision.covers:
-            exhausted = coverage_exhausted(state, self.deps.settings, decision.covers)
-            if exhausted is not None:
-                return Command(goto="analyze", update=update | {"stop_reason": exhausted})
+        if isinstance(route, ToExecute) and decision.covers:
             update["coverage_rounds"] = state.get("coverage_rounds", 0) + 1
-        if isinstance(action, CallActions):
-            if duplicate_batch(action.actions, state.get("rounds", [])):
-                update["stop_reason"] = "duplicate_calls: the planner repeated calls already made"
-                return Command(goto="analyze", update=update)
-            return Command(goto="execute", update=update)
-        if isinstance(action, CallHuman):
-            if _request(state).subagent:
-                update["stop_reason"] = "a SubAgent cannot ask the user: " + action.question
-                return Command(goto="analyze", update=update)
-            return Command(goto="human", update=update)
-        rounds = [
-            *state.get("rounds", []),
-            round_entry(state, "final_analysis", decision.todo_list, decision.thought),
-        ]
-        return Command(goto="analyze", update=update | {"rounds": rounds})
+        if isinstance(route, ToAnalysis) and route.stop is None:  # the planner answers
+            answered = round_entry(state, "final_analysis", decision.todo_list, decision.thought)
+            update["rounds"] = [*state.get("rounds", []), answered]
+        return _to(route, update)
 
     async def execute(self, state: RunState) -> dict[str, Any]:
-        decision = PlannerDecision.model_validate(state["decision"])
+        view = RunView(state)
+        decision, loaded, request = view.decision, view.loaded, view.request
         assert isinstance(decision.action, CallActions)
-        loaded = LoadedContext.model_validate(state["loaded"])
         started = time.perf_counter()
-        request = _request(state)
-        subagents = make_runner(
-            self.deps,
-            request,
-            state["run_id"],
-            round_index=len(state.get("rounds", [])),
-            parent_started=state.get("started", time.time()),
+        subagents = (
+            None  # a SubAgent cannot delegate
+            if request.subagent or self.subagents is None
+            else self.subagents.dispatcher(
+                request,
+                state["run_id"],
+                round_index=len(state.get("rounds", [])),
+                parent_started=state.get("started", time.time()),
+            )
         )
         runner = TreeRunner(
-            self._executor(state),
+            self._executor(state, request),
             max_parallel=self.deps.settings.max_parallel_actions,
             max_subagents=self.deps.settings.max_parallel_subagents,
             subagents=subagents,
@@ -188,7 +163,7 @@ class Nodes:
         }
 
     async def human(self, state: RunState) -> Command[Literal["load_context"]]:
-        decision = PlannerDecision.model_validate(state["decision"])
+        decision = RunView(state).decision
         assert isinstance(decision.action, CallHuman)
         rounds = [
             *state.get("rounds", []),
@@ -216,9 +191,9 @@ class Nodes:
 
     async def analyze(self, state: RunState) -> dict[str, Any]:
         started = time.perf_counter()
-        loaded = LoadedContext.model_validate(state["loaded"])
-        coverage = run_coverage(state, loaded, self.deps.loader.registry)  # type: ignore[arg-type]
-        inp = self._analysis_input(state, coverage)
+        view = RunView(state)
+        coverage = run_coverage(state, view.loaded, self.deps.loader.registry)  # type: ignore[arg-type]
+        inp = analysis_input(view, self.deps.loader, coverage)
         stream = (
             Pace.for_role(self.deps.settings, "analyst").stream(stream_offline_analysis(inp))
             if self.deps.analyst is None
@@ -244,8 +219,7 @@ class Nodes:
 
     # --- helpers -----------------------------------------------------------------------
 
-    def _executor(self, state: RunState) -> ToolExecutor:
-        request = _request(state)
+    def _executor(self, state: RunState, request: ContextRequest) -> ToolExecutor:
         settings = self.deps.settings
         workspace = None
         params: dict[str, Any] = {}
@@ -265,103 +239,57 @@ class Nodes:
                     executor.remember_failure(a["tool"], a["args"], a["status"])
         return executor
 
-    def _skill_bodies(self, loaded: LoadedContext) -> list[str]:
-        return [s.body for s in self.deps.loader.skills if s.name in loaded.skills]
 
-    def _cases(self, loaded: LoadedContext) -> list[Case]:
-        found = (self.deps.loader.library.get(c.id) for c in loaded.cases)
-        return [c for c in found if c is not None]
+def _facts(view: RunView) -> LoopFacts:
+    state = view.state
+    return LoopFacts(
+        rounds=state.get("rounds", []),
+        started=state.get("started", time.time()),
+        coverage_rounds=state.get("coverage_rounds", 0),
+        subagent=view.request.subagent,
+    )
 
-    def _planner_context(self, state: RunState) -> PlannerContext:
-        loaded = LoadedContext.model_validate(state["loaded"])
-        coverage = Coverage.model_validate(state["coverage"]) if state.get("coverage") else None
-        registry = self.deps.loader.registry
-        skills = self._skill_bodies(loaded)
-        cases = self._cases(loaded)
-        return PlannerContext(
-            question=loaded.question,
-            language=loaded.language,
-            subagent=_request(state).subagent,
-            lite=_lite(state),
-            mode=state.get("mode", "tree"),
-            params=loaded.params,
-            skills=skills,
-            tools=[
-                ToolView(
-                    name=t,
-                    module=registry.tools[t].module,
-                    signature=registry.tools[t].signature(),
-                    description=registry.tools[t].description,
-                )
-                for t in loaded.tools
-            ],
-            history=[
-                round_view(r) for r in state.get("rounds", [])[state.get("summarized_rounds", 0) :]
-            ],
-            summary=state.get("summary"),
-            todo_list=[TodoItem.model_validate(t) for t in state.get("todo_list", [])],
-            cases=[
-                CaseView(
-                    id=c.id,
-                    question=c.question,
-                    question_type=c.question_type,
-                    modules=c.modules,
-                    approach=c.approach,
-                    plan=c.plan,
-                )
-                for c in cases
-            ],
-            conversation=[Turn.model_validate(t) for t in state.get("conversation", [])],
-            memory=state.get("memory", ""),
-            requirements=loaded.requirements,
-            coverage=coverage,
-            requirement_tools=tool_hints(loaded.requirements, registry, loaded.tools),
+
+def _stopped(stop: Stop) -> dict[str, Any]:
+    return {"stop_reason": stop.text, "stop_kind": stop.kind}
+
+
+def _to(route: Route, update: dict[str, Any]) -> Command[Literal["execute", "human", "analyze"]]:
+    """The route as a LangGraph command."""
+    if isinstance(route, ToExecute):
+        return Command(goto="execute", update=update)
+    if isinstance(route, ToHuman):
+        return Command(goto="human", update=update)
+    return Command(goto="analyze", update=update | (_stopped(route.stop) if route.stop else {}))
+
+
+def _add_call(state: RunState, role: str, n: int) -> dict[str, int]:
+    calls = dict(state.get("llm_calls", {}))
+    calls[role] = calls.get(role, 0) + n
+    return calls
+
+
+def _emit_plan(state: RunState, decision: PlannerDecision) -> None:
+    action = decision.action
+    emit(
+        ev.PlanEvent(
+            round=len(state.get("rounds", [])) + 1,
+            decision=action.type,
+            thought=decision.thought,
+            todo_list=decision.todo_list,
+            actions=[a.id for a in action.actions] if isinstance(action, CallActions) else [],
         )
-
-    def _analysis_input(self, state: RunState, coverage: Coverage) -> AnalysisInput:
-        loaded = LoadedContext.model_validate(state["loaded"])
-        skills = self._skill_bodies(loaded)
-        return AnalysisInput(
-            question=loaded.question,
-            language=loaded.language,
-            question_type=None,
-            params=loaded.params,
-            skills=skills,
-            todo_list=[TodoItem.model_validate(t) for t in state.get("todo_list", [])],
-            collected=[CollectedResult.model_validate(c) for c in state.get("collected", [])],
-            stop_reason=state.get("stop_reason"),
-            tools=loaded.tools,
-            history=_history_text(state),
-            cases=[f"{c.question}: " + " / ".join(c.approach) for c in self._cases(loaded)],
-            conversation=[f"{t['role']}: {t['content']}" for t in state.get("conversation", [])],
-            subagent=_lite(state),
-            coverage=coverage.items,
-        )
-
-
-def _request(state: RunState) -> ContextRequest:
-    return ContextRequest.model_validate(state["request"])
-
-
-def _lite(state: RunState) -> bool:
-    request = _request(state)
-    return request.subagent and request.subagent_variant == "lite"
-
-
-def _history_text(state: RunState) -> str:
-    """The execution history as the planner last saw it: summary plus later rounds."""
-    views = [round_view(r) for r in state.get("rounds", [])[state.get("summarized_rounds", 0) :]]
-    lines = [state.get("summary") or ""]
-    for view in views:
-        for a in view.actions:
-            lines.append(f"- {a.id} {a.tool} {a.status}: {a.output_preview[:160]}")
-    return "\n".join(line for line in lines if line)
+    )
 
 
 def build_graph(
-    deps: RunDeps, checkpointer: BaseCheckpointSaver[Any] | None = None
+    deps: RunDeps,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    subagents: SubAgentBackend | None = None,
 ) -> CompiledStateGraph[Any]:
-    nodes = Nodes(deps)
+    """The loop's graph; ``subagents`` is where SubAgent actions run (none: a plan with
+    SubAgent actions fails them)."""
+    nodes = Nodes(deps, subagents)
     graph = StateGraph(RunState)
     graph.add_node("load_context", nodes.load_context)
     graph.add_node("plan", nodes.plan)

@@ -9,8 +9,7 @@ from pydantic import Field
 from deepagent.execution.records import ActionRecord
 from deepagent.requirements.model import CoverageItem, Requirements
 from deepagent.schema import JSON, Strict, TodoItem
-
-RunStatus = Literal["completed", "needs_input", "failed", "cancelled"]
+from deepagent.vocab import RunStatus, StopKind
 
 
 class RoundRecord(Strict):
@@ -56,6 +55,9 @@ class RunRecord(Strict):
     mode: str
     status: RunStatus
     stop_reason: str | None = None
+    stop_kind: StopKind | None = Field(
+        default=None, description="what stopped planning: a budget guard, a failure, ..."
+    )
     modules: list[str] = Field(default_factory=list)
     tools_loaded: list[str] = Field(default_factory=list)
     case_ids: list[str] = Field(default_factory=list)

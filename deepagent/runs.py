@@ -15,6 +15,7 @@ from langgraph.types import Command
 
 from context_loader.models import ContextRequest, LoadedContext
 from deepagent import events as ev
+from deepagent.distributed.rq_runner import RQBackend
 from deepagent.graph import RunDeps, build_graph
 from deepagent.language import detect_language
 from deepagent.record import (
@@ -25,7 +26,10 @@ from deepagent.record import (
     TokenCount,
 )
 from deepagent.requirements.model import Coverage
+from deepagent.routing import stop_kind
 from deepagent.state import RunState
+from deepagent.subagents import LocalBackend, SubAgentBackend, SubAgentDispatcher
+from deepagent.vocab import StopKind
 from deepagent.workspace import cleanup
 
 EventSink = Callable[[ev._Event], None]
@@ -55,13 +59,21 @@ class Agent:
     ``resume_to_end`` drive it to its end and return its record; ``snapshot`` and
     ``history`` read its checkpoints. Callers never reach into the graph."""
 
-    def __init__(self, deps: RunDeps, checkpointer: BaseCheckpointSaver[Any] | None = None) -> None:
+    def __init__(
+        self,
+        deps: RunDeps,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        *,
+        subagents: SubAgentBackend | None = None,
+    ) -> None:
         self.deps = deps
-        self.graph = build_graph(deps, checkpointer or InMemorySaver())
+        self.subagents = subagents or self._backend()
+        self.graph = build_graph(deps, checkpointer or InMemorySaver(), self.subagents)
         settings = deps.settings
         if settings.filesystem and settings.workspace_root.exists():
             cleanup(settings.workspace_root, max_age_s=settings.workspace_retention_s)
         self._stampers: dict[str, ev.EventStamper] = {}
+        self._children: Agent | None = None
 
     async def start(
         self,
@@ -116,6 +128,22 @@ class Agent:
         self._restamp(run_id, after_seq)
         async for event in self.start(request, mode=mode, run_id=run_id):
             yield event
+
+    def _backend(self) -> SubAgentBackend:
+        """RQ workers when Redis is configured, else this process (composition root)."""
+        if self.deps.redis is not None:
+            return RQBackend(self.deps)
+        return LocalBackend(self.deps, self._run_child)
+
+    async def _run_child(self, request: ContextRequest, run_id: str) -> RunRecord:
+        """A SubAgent sub-run, on one graph built once for every SubAgent of this Agent
+        (its own in-memory threads: a sub-run's checkpoints do not outlive the parent's
+        process, and a SubAgent never delegates further)."""
+        if self._children is None:
+            self._children = Agent(self.deps, InMemorySaver(), subagents=_NO_SUBAGENTS)
+        record = await self._children.run_to_end(request, mode="tree", run_id=run_id)
+        await self._children.discard(run_id)
+        return record
 
     def _restamp(self, run_id: str, after_seq: int | None) -> None:
         if after_seq is not None:
@@ -202,6 +230,19 @@ class Agent:
         return (await self.snapshot(run_id)).record()
 
 
+class _NoSubAgents:
+    """The back end of SubAgent runs themselves: they never delegate (the graph does not
+    ask a SubAgent request for a dispatcher)."""
+
+    def dispatcher(
+        self, parent: ContextRequest, parent_run_id: str, *, round_index: int, parent_started: float
+    ) -> SubAgentDispatcher:
+        raise RuntimeError("a SubAgent cannot delegate")
+
+
+_NO_SUBAGENTS = _NoSubAgents()
+
+
 def _config(run_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": run_id}}
 
@@ -228,6 +269,8 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
         mode=state.get("mode", "tree"),
         status=status,
         stop_reason=state.get("stop_reason"),
+        stop_kind=cast(StopKind | None, state.get("stop_kind"))
+        or stop_kind(state.get("stop_reason")),
         modules=loaded.modules if loaded else [],
         tools_loaded=loaded.tools if loaded else [],
         case_ids=[c.id for c in loaded.cases] if loaded else [],

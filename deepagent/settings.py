@@ -14,6 +14,7 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from deepagent.llm.config import ModelConfig, Role
+from deepagent.vocab import Mode
 
 DEFAULT_NOW = date(2026, 1, 15)
 
@@ -63,7 +64,7 @@ class Settings(BaseSettings):
         default=1, ge=0, description="Guard: extra planning rounds for missing requirements."
     )
     max_parallel_actions: int = Field(default=8, ge=1, description="Concurrent tool calls.")
-    mode: Literal["react", "parallel", "tree"] = Field(default="tree", description="Planning mode.")
+    mode: Mode = Field(default="tree", description="Planning mode.")
     subagent_variant: Literal["lite", "full"] = Field(
         default="lite", description="SubAgents without TodoList and with conclusions only."
     )

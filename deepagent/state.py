@@ -26,6 +26,7 @@ class RunState(TypedDict, total=False):
     conversation: list[dict[str, str]]
     memory: str  # the user's memory (service runs): profile + recent notes, markdown
     stop_reason: str | None
+    stop_kind: str | None  # routing.StopKind of stop_reason (absent in older checkpoints)
     status: str
     analysis: str
     pending_question: str | None

@@ -7,7 +7,9 @@ figures they rest on.
 
 Two runners share one front (:class:`SubAgentDispatcher`: request, events, records):
 ``LocalRunner`` runs SubAgents as asyncio tasks in this process, ``RQRunner``
-(``deepagent.distributed``) as jobs on RQ workers when a Redis URL is configured.
+(``deepagent.distributed``) as jobs on RQ workers when a Redis URL is configured. The
+composition root (``deepagent.runs.Agent``) picks the back end (:class:`SubAgentBackend`)
+once; the graph only asks it for a dispatcher per execution round.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import contextlib
 import re
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from langgraph.config import get_stream_writer
 
@@ -28,7 +31,6 @@ from deepagent.schema import JSON, SubAgentTask, ToolResult
 
 if TYPE_CHECKING:
     from deepagent.deps import RunDeps
-    from deepagent.runs import Agent
 
 CONCLUSION_PREVIEW = 1500
 
@@ -191,36 +193,56 @@ class SubAgentDispatcher(ABC):
         )
 
 
-async def run_subagent_graph(agent: Agent, request: ContextRequest, run_id: str) -> RunRecord:
-    """Drive one SubAgent sub-run to its end and return its RunRecord."""
-    return await agent.run_to_end(request, mode="tree", run_id=run_id)
+RunChild = Callable[[ContextRequest, str], Awaitable[RunRecord]]
+"""Drives one SubAgent sub-run (request, run id) to its end: the composition root's."""
 
 
 class LocalRunner(SubAgentDispatcher):
-    """Runs each SubAgent in-process with its own graph thread and context window."""
+    """Runs each SubAgent in-process on the graph the composition root built for them
+    (one compiled graph for every SubAgent of the process, a thread per sub-run)."""
 
-    _agent: Agent | None = None
+    def __init__(
+        self,
+        deps: RunDeps,
+        parent: ContextRequest,
+        parent_run_id: str,
+        *,
+        child: RunChild,
+        round_index: int = 0,
+        parent_started: float | None = None,
+    ) -> None:
+        super().__init__(
+            deps, parent, parent_run_id, round_index=round_index, parent_started=parent_started
+        )
+        self.child = child
 
     async def execute(self, run_id: str, request: ContextRequest) -> SubAgentRun:
-        if self._agent is None:  # one graph serves all SubAgents of this round
-            from deepagent.runs import Agent  # the same graph, built for SubAgents
-
-            self._agent = Agent(self.deps)
-        return SubAgentRun(record=await run_subagent_graph(self._agent, request, run_id))
+        return SubAgentRun(record=await self.child(request, run_id))
 
 
-def make_runner(
-    deps: RunDeps, request: ContextRequest, run_id: str, *, round_index: int, parent_started: float
-) -> SubAgentDispatcher | None:
-    """The SubAgent runner for one execution round: none inside a SubAgent, RQ with Redis."""
-    if request.subagent:
-        return None
-    if deps.redis is not None:
-        from deepagent.distributed.rq_runner import RQRunner
+class SubAgentBackend(Protocol):
+    """Where a run's SubAgents execute; chosen once, at the composition root."""
 
-        return RQRunner(
-            deps, request, run_id, round_index=round_index, parent_started=parent_started
+    def dispatcher(
+        self, parent: ContextRequest, parent_run_id: str, *, round_index: int, parent_started: float
+    ) -> SubAgentDispatcher: ...
+
+
+@dataclass(frozen=True)
+class LocalBackend:
+    """SubAgents as asyncio tasks of this process."""
+
+    deps: RunDeps
+    child: RunChild
+
+    def dispatcher(
+        self, parent: ContextRequest, parent_run_id: str, *, round_index: int, parent_started: float
+    ) -> SubAgentDispatcher:
+        return LocalRunner(
+            self.deps,
+            parent,
+            parent_run_id,
+            child=self.child,
+            round_index=round_index,
+            parent_started=parent_started,
         )
-    return LocalRunner(
-        deps, request, run_id, round_index=round_index, parent_started=parent_started
-    )

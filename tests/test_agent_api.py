@@ -16,7 +16,7 @@ from deepagent.batch.output import BatchLine
 from deepagent.deps import RunDeps
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.runs import Agent
-from tests.questions import LOOKUP
+from tests.questions import LOOKUP, SKINCARE
 
 
 def deps(loader: ContextLoader) -> RunDeps:
@@ -68,3 +68,11 @@ async def test_a_batch_lane_builds_one_agent_and_drops_finished_checkpoints(
     assert len(built) == 1  # one compiled graph for the lane, not one per question
     for line in lines:
         assert not (await built[0].snapshot(line.record.run_id)).exists
+
+
+async def test_a_guard_stop_is_recorded_with_its_kind(loader: ContextLoader) -> None:
+    settings = loader.settings.model_copy(update={"max_rounds": 1})
+    agent = Agent(RunDeps(settings, loader, OfflinePlannerModel(), None))
+    record = await agent.run_to_end(ContextRequest(question=SKINCARE), mode="react")
+    assert record.stop_kind == "max_rounds" and record.stop_reason
+    assert record.stop_reason.startswith("max_rounds: ")  # the string form stays

@@ -20,9 +20,10 @@ from pydantic import Field, model_validator
 from deepagent.language import Language, detect_language
 from deepagent.requirements.model import CoverageItem
 from deepagent.schema import JSON, Strict, TodoItem, ToolResult
+from deepagent.vocab import ActionStatus
 
 QuestionType = Literal["lookup", "analysis"]
-ResultStatus = Literal["ok", "empty", "failed", "skipped"]
+ResultStatus = ActionStatus
 
 
 class CollectedResult(Strict):

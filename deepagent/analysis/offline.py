@@ -150,74 +150,119 @@ def top(rows: list[Row], key: str, lang: Language, n: int = 3) -> str:
     )
 
 
-def insight(sec: Section) -> Insight:  # one branch per kind of data, by the fields it has
-    lang, rows, data = sec.lang, sec.plain, sec.data
+def insight(sec: Section) -> Insight:
+    """The section's finding: the first reader that knows its kind of data (by the fields
+    it has), else a generic one."""
+    for read in _READERS:
+        found = read(sec)
+        if found is not None:
+            return found
+    return _generic(sec)
 
-    def s(key: str, **values: Any) -> str:
-        return say(lang, key, **values)
 
-    if sec.results and sec.results[0].tool == "subagent":
-        bullets = subagent_bullets(sec.results)
-        title = "SubAgent 结论" if lang == "zh" else "SubAgent conclusions"
-        return Insight(title, "\n".join(f"- {b}" for b in bullets), bullets[:3], [])
-    if rows and sec.has("lost_buyers"):
-        who, n = name_of(rows[0], lang), fmt("", rows[0].get("lost_buyers"), lang)
-        c = s("flow_c", who=who, share=fmt("share", rows[0].get("share"), lang), n=n)
-        text = s("flow", top=top(rows, "lost_buyers", lang))
-        return Insight(s("t_flow"), text, [c], [s("flow_r", who=who)])
-    if rows and sec.has("gmv_share") and sec.has("label"):
-        mains = [
-            (p, max(g, key=lambda r: r.get("gmv_share") or 0)) for p, g in sec.groups().items()
-        ]
-        text = label("@semi", lang).join(
-            s("band", p=p, band=m["label"], share=fmt("gmv_share", m["gmv_share"], lang)).strip()
-            for p, m in mains[:3]
-        )
-        return Insight(s("t_bands"), s("bands", text=text), [s("bands_c", text=text)],
-                       [s("bands_r", text=text)])  # fmt: skip
-    if rows and sec.has("mentions"):
-        neg = [r for r in rows if r.get("sentiment") == "negative"][:1]
-        recs = [s("reviews_r", pos=name_of(rows[0], lang), neg=name_of(r, lang)) for r in neg]
-        text = s("reviews", top=top(rows, "share", lang))
-        return Insight(s("t_reviews"), text, [text], recs)
-    if rows and sec.has("search_volume"):
-        best = max(rows, key=lambda r: r.get("conversion_rate") or 0)
-        rec = s(
-            "search_r", best=name_of(best, lang), cvr=fmt("rate", best.get("conversion_rate"), lang)
-        )
-        text = s("search", top=top(rows, "search_volume", lang))
-        return Insight(s("t_search"), text, [text], [rec])
-    if rows and sec.has("price") and (sec.has("rating") or benefit_counts(sec)):
+def _s(sec: Section, key: str, **values: Any) -> str:
+    return say(sec.lang, key, **values)
+
+
+def _subagents(sec: Section) -> Insight | None:
+    if not (sec.results and sec.results[0].tool == "subagent"):
+        return None
+    bullets = subagent_bullets(sec.results)
+    title = "SubAgent 结论" if sec.lang == "zh" else "SubAgent conclusions"
+    return Insight(title, "\n".join(f"- {b}" for b in bullets), bullets[:3], [])
+
+
+def _flows(sec: Section) -> Insight | None:
+    rows, lang = sec.plain, sec.lang
+    if not (rows and sec.has("lost_buyers")):
+        return None
+    who, n = name_of(rows[0], lang), fmt("", rows[0].get("lost_buyers"), lang)
+    c = _s(sec, "flow_c", who=who, share=fmt("share", rows[0].get("share"), lang), n=n)
+    text = _s(sec, "flow", top=top(rows, "lost_buyers", lang))
+    return Insight(_s(sec, "t_flow"), text, [c], [_s(sec, "flow_r", who=who)])
+
+
+def _bands(sec: Section) -> Insight | None:
+    if not (sec.plain and sec.has("gmv_share") and sec.has("label")):
+        return None
+    lang = sec.lang
+    mains = [(p, max(g, key=lambda r: r.get("gmv_share") or 0)) for p, g in sec.groups().items()]
+    text = label("@semi", lang).join(
+        _s(sec, "band", p=p, band=m["label"], share=fmt("gmv_share", m["gmv_share"], lang)).strip()
+        for p, m in mains[:3]
+    )
+    return Insight(_s(sec, "t_bands"), _s(sec, "bands", text=text), [_s(sec, "bands_c", text=text)],
+                   [_s(sec, "bands_r", text=text)])  # fmt: skip
+
+
+def _reviews(sec: Section) -> Insight | None:
+    rows, lang = sec.plain, sec.lang
+    if not (rows and sec.has("mentions")):
+        return None
+    neg = [r for r in rows if r.get("sentiment") == "negative"][:1]
+    recs = [_s(sec, "reviews_r", pos=name_of(rows[0], lang), neg=name_of(r, lang)) for r in neg]
+    text = _s(sec, "reviews", top=top(rows, "share", lang))
+    return Insight(_s(sec, "t_reviews"), text, [text], recs)
+
+
+def _search(sec: Section) -> Insight | None:
+    rows, lang = sec.plain, sec.lang
+    if not (rows and sec.has("search_volume")):
+        return None
+    best = max(rows, key=lambda r: r.get("conversion_rate") or 0)
+    cvr = fmt("rate", best.get("conversion_rate"), lang)
+    rec = _s(sec, "search_r", best=name_of(best, lang), cvr=cvr)
+    text = _s(sec, "search", top=top(rows, "search_volume", lang))
+    return Insight(_s(sec, "t_search"), text, [text], [rec])
+
+
+def _products(sec: Section) -> Insight | None:
+    if sec.plain and sec.has("price") and (sec.has("rating") or benefit_counts(sec)):
         return product_insight(sec)
-    metric = data.get("metric")
-    if rows and isinstance(metric, str) and sec.has(metric):
-        asc, m = data.get("order") == "asc", label(metric, lang)
-        m = m if lang == "zh" or m[:2].isupper() else m[0].lower() + m[1:]
-        head = s("rank_c_asc" if asc else "rank_c_desc", m=m, top=top(rows, metric, lang))
-        title = s("t_rank_asc" if asc else "t_rank_desc", m=m)
-        ins = Insight(title, s("rank", n=len(rows)) + head, [head])
-        if metric != "gmv" and sec.has("gmv"):  # the biggest market in the better half
-            pick = max(rows[: (len(rows) + 1) // 2], key=lambda r: r.get("gmv") or 0)
-            v, gmv = fmt(metric, pick.get(metric), lang), fmt("gmv", pick.get("gmv"), lang)
-            ins.recs.append(s("rank_r", name=name_of(pick, lang), m=m, v=v, gmv=gmv))
-        return ins
-    if rows and sec.has("month") and sec.has("gmv"):
-        series = next(iter(sec.groups().values()))
-        a, b, p = series[0], series[-1], max(series, key=lambda r: r.get("gmv") or 0)
-        av, bv, pv = (fmt("gmv", r.get("gmv"), lang) for r in (a, b, p))
-        text = s("trend", a=a["month"], av=av, b=b["month"], bv=bv, p=p["month"], pv=pv)
-        return Insight(
-            s("t_trend"), text, [text], [s("trend_r", p=int(p["month"][5:7]), pm=p["month"])]
-        )
+    return None
+
+
+def _ranking(sec: Section) -> Insight | None:
+    rows, lang, metric = sec.plain, sec.lang, sec.data.get("metric")
+    if not (rows and isinstance(metric, str) and sec.has(metric)):
+        return None
+    asc, m = sec.data.get("order") == "asc", label(metric, lang)
+    m = m if lang == "zh" or m[:2].isupper() else m[0].lower() + m[1:]
+    head = _s(sec, "rank_c_asc" if asc else "rank_c_desc", m=m, top=top(rows, metric, lang))
+    title = _s(sec, "t_rank_asc" if asc else "t_rank_desc", m=m)
+    ins = Insight(title, _s(sec, "rank", n=len(rows)) + head, [head])
+    if metric != "gmv" and sec.has("gmv"):  # the biggest market in the better half
+        pick = max(rows[: (len(rows) + 1) // 2], key=lambda r: r.get("gmv") or 0)
+        v, gmv = fmt(metric, pick.get(metric), lang), fmt("gmv", pick.get("gmv"), lang)
+        ins.recs.append(_s(sec, "rank_r", name=name_of(pick, lang), m=m, v=v, gmv=gmv))
+    return ins
+
+
+def _trend(sec: Section) -> Insight | None:
+    if not (sec.plain and sec.has("month") and sec.has("gmv")):
+        return None
+    series = next(iter(sec.groups().values()))
+    a, b, p = series[0], series[-1], max(series, key=lambda r: r.get("gmv") or 0)
+    av, bv, pv = (fmt("gmv", r.get("gmv"), sec.lang) for r in (a, b, p))
+    text = _s(sec, "trend", a=a["month"], av=av, b=b["month"], bv=bv, p=p["month"], pv=pv)
+    rec = _s(sec, "trend_r", p=int(p["month"][5:7]), pm=p["month"])
+    return Insight(_s(sec, "t_trend"), text, [text], [rec])
+
+
+_READERS = (_subagents, _flows, _bands, _reviews, _search, _products, _ranking, _trend)
+
+
+def _generic(sec: Section) -> Insight:
+    rows, lang, data = sec.plain, sec.lang, sec.data
     if rows:
         key = next((c for c in columns(sec) if not c.startswith("@") and c not in TEXT_COLS), "")
-        text = s("leading", top=top(rows, key, lang))
+        text = _s(sec, "leading", top=top(rows, key, lang))
         return Insight(sec.results[0].tool, text, [text])
     if keys := numeric_keys(data)[:4]:
         figs = label("@comma", lang).join(f"{label(k, lang)} {fmt(k, data[k], lang)}" for k in keys)
-        month = s("paren", v=data["month"]) if isinstance(data.get("month"), str) else ""
-        text = s("metrics", who=subject(sec) or sec.results[0].tool, month=month, figs=figs)
-        return Insight(s("t_metrics"), text, [text])
+        month = _s(sec, "paren", v=data["month"]) if isinstance(data.get("month"), str) else ""
+        text = _s(sec, "metrics", who=subject(sec) or sec.results[0].tool, month=month, figs=figs)
+        return Insight(_s(sec, "t_metrics"), text, [text])
     text = sec.results[0].plain_text  # e.g. a SubAgent's conclusion
     return Insight(sec.results[0].tool, text, [text] if text else [])
 

@@ -7,7 +7,7 @@ import json
 import re
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
@@ -16,8 +16,8 @@ from deepagent.language import detect_language
 from deepagent.record import RunRecord
 from deepagent.schema import Strict
 from deepagent.tools.executor import validation_message
+from deepagent.vocab import Mode
 
-Mode = Literal["react", "parallel", "tree"]
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 

@@ -28,7 +28,7 @@ from rq import Queue, Worker
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
-from deepagent.batch.items import BatchItem, Mode, failed_record
+from deepagent.batch.items import BatchItem, failed_record
 from deepagent.batch.local import Emit, Phase
 from deepagent.batch.output import BatchLine
 from deepagent.batch.workers import SpawnedWorkers, WorkerDied
@@ -38,6 +38,7 @@ from deepagent.distributed.run_jobs import RUN_JOB_FUNC, RunJob
 from deepagent.record import RunRecord
 from deepagent.settings import Settings
 from deepagent.tools.executor import validation_message
+from deepagent.vocab import Mode
 
 QUEUED_TTL_S = 24 * 3600  # a batch job may wait long in a busy queue
 POLL_MAX_S = 0.5

@@ -6,11 +6,9 @@ from importlib.metadata import entry_points
 
 import typer
 
-from deepagent.cli import eval_cmd, tools_cmd
+from deepagent.cli import tools_cmd
 from deepagent.cli.ask_cmd import ask_command
 from deepagent.cli.batch_cmd import batch_command
-from deepagent.cli.bench_cmd import bench_command
-from deepagent.cli.cases_cmd import app as cases_app
 from deepagent.cli.context_cmd import context_command
 from deepagent.cli.serve_cmd import keys_app, serve_command
 from deepagent.cli.simllm_cmd import sim_llm_command
@@ -31,17 +29,16 @@ def build_app() -> typer.Typer:
     app.command("context")(context_command)
     app.command("ask")(ask_command)
     app.command("batch")(batch_command)
-    app.command("bench")(bench_command)
-    app.add_typer(eval_cmd.app, name="eval")
-    app.add_typer(cases_app, name="cases")
     app.command("sim-llm")(sim_llm_command)
     app.command("worker")(worker_command)
     app.command("serve")(serve_command)
     app.add_typer(keys_app, name="keys")
     for ep in sorted(entry_points(group=CLI_ENTRY_POINT_GROUP), key=lambda e: e.name):
-        sub = ep.load()
+        sub = ep.load()  # a plugin's group (`data`, `eval`, `cases`) or command (`bench`)
         if isinstance(sub, typer.Typer):
             app.add_typer(sub, name=ep.name)
+        elif callable(sub):
+            app.command(ep.name)(sub)
     return app
 
 

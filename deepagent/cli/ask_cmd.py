@@ -16,8 +16,7 @@ from deepagent.cli.errors import EXIT_FAILED, bad_input
 from deepagent.record import RunRecord
 from deepagent.settings import Settings, load_settings
 from deepagent.tools.executor import validation_message
-
-MODES = ("react", "parallel", "tree")
+from deepagent.vocab import MODES
 
 
 def ask_command(

@@ -45,12 +45,10 @@ async def _warm_up(agent: Agent) -> None:
 
 async def run_subagent(payload: dict[str, Any]) -> dict[str, Any]:
     """RQ entry point: run one SubAgent to its end and return its RunRecord."""
-    from deepagent.subagents import run_subagent_graph
-
     job = SubAgentJob.model_validate(payload)
     request = ContextRequest.model_validate(job.request)
     agent = preload(load_settings())
     started = time.time()
     async with current_job_alive(job.heartbeat_s, job.alive_ttl_s):
-        record = await run_subagent_graph(agent, request, job.run_id)
+        record = await agent.run_to_end(request, mode="tree", run_id=job.run_id)
     return job_result(record.model_dump(mode="json"), started)

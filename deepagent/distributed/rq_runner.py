@@ -285,3 +285,17 @@ class JobWatch:
             f"no result within {self.timeout_s:g} s (job {status}{where};"
             f" {workers} worker{'s' if workers != 1 else ''} on queue {queue.name})"
         )
+
+
+@dataclass(frozen=True)
+class RQBackend:
+    """SubAgents as jobs on RQ workers (``RunDeps.redis`` set)."""
+
+    deps: RunDeps
+
+    def dispatcher(
+        self, parent: ContextRequest, parent_run_id: str, *, round_index: int, parent_started: float
+    ) -> SubAgentDispatcher:
+        return RQRunner(
+            self.deps, parent, parent_run_id, round_index=round_index, parent_started=parent_started
+        )

@@ -12,7 +12,7 @@ run that waits for its SubAgents.
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
@@ -22,6 +22,7 @@ from deepagent.distributed.jobs import preload
 from deepagent.distributed.protocol import job_result
 from deepagent.schema import JSON, Strict
 from deepagent.settings import load_settings
+from deepagent.vocab import Mode
 
 RUN_JOB_FUNC = "deepagent.distributed.run_jobs.run_question"
 
@@ -31,7 +32,7 @@ class RunJob(Strict):
 
     run_id: str = Field(description="the run's id; also the RQ job id")
     request: dict[str, JSON] = Field(description="the run's ContextRequest")
-    mode: Literal["react", "parallel", "tree"]
+    mode: Mode
     heartbeat_s: float = Field(gt=0, description="how often the job reports it is alive")
     alive_ttl_s: float = Field(gt=0, description="how long one report counts")
 

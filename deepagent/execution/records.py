@@ -7,8 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from deepagent.schema import JSON, Strict
-
-ActionStatus = Literal["ok", "empty", "failed", "skipped"]
+from deepagent.vocab import ActionStatus
 
 
 class ActionRecord(Strict):

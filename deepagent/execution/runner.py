@@ -18,9 +18,10 @@ import networkx as nx
 
 from deepagent.binding import BindingError, find_asks, for_each_items, resolve_refs
 from deepagent.execution.dag import PlanError, build_dag
-from deepagent.execution.records import ActionRecord, ActionStatus, TreeOutcome
+from deepagent.execution.records import ActionRecord, TreeOutcome
 from deepagent.schema import JSON, ActionSpec, SubAgentTask, ToolResult
 from deepagent.tools import ToolExecutor
+from deepagent.vocab import ActionStatus
 
 EventSink = Callable[[str, ActionRecord], None]
 PREVIEW_CHARS = 240

@@ -8,8 +8,7 @@ from pydantic import Field
 
 from deepagent.requirements.model import Coverage, Requirements
 from deepagent.schema import JSON, ActionSpec, Strict, TodoItem
-
-Mode = Literal["react", "parallel", "tree"]
+from deepagent.vocab import ActionStatus, Mode
 
 
 class ToolView(Strict):
@@ -34,7 +33,7 @@ class ActionView(Strict):
     id: str
     tool: str | None
     args: dict[str, JSON]
-    status: Literal["ok", "empty", "failed", "skipped"]
+    status: ActionStatus
     error: str | None = None
     output_preview: str = ""
     item_index: int | None = None

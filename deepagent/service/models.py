@@ -10,8 +10,8 @@ from pydantic import Field
 from context_loader.models import PageContext
 from deepagent.record import RunRecord
 from deepagent.schema import Strict
+from deepagent.vocab import Mode
 
-Mode = Literal["react", "parallel", "tree"]
 ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
 
 

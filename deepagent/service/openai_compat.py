@@ -49,12 +49,13 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from deepagent.record import RunRecord
 from deepagent.service.auth import caller, service
-from deepagent.service.models import ID, Mode, RunCreate
+from deepagent.service.models import ID, RunCreate
 from deepagent.service.openai_errors import OpenAIRoute, error_body, error_response
 from deepagent.service.routes_runs import POLL_S, owned, start_run, stream
 from deepagent.service.state import ServiceState
 from deepagent.service.store import KeyRow, RunRow
 from deepagent.tools.executor import validation_message
+from deepagent.vocab import Mode
 
 MODELS: dict[str, Mode] = {
     "deepagent": "tree",

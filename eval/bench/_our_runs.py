@@ -15,7 +15,7 @@ from context_loader.models import ContextRequest
 from deepagent.record import RunRecord
 from deepagent.runs import Agent
 from deepagent.schema import SubAgentTask
-from deepagent.subagents import run_subagent_graph, subagent_request
+from deepagent.subagents import subagent_request
 from eval.bench._react_script import SubRunKey
 
 
@@ -60,7 +60,9 @@ async def subruns(agent: Agent, run: OurRun) -> dict[SubRunKey, RunRecord]:
                 continue
             request = subagent_request(parent, tasks[action.id], dict(action.args), variant)
             sub_id = f"{record.run_id}-trace-{action.id}-{action.item_index}"
-            found[(action.id, action.item_index)] = await run_subagent_graph(agent, request, sub_id)
+            found[(action.id, action.item_index)] = await agent.run_to_end(
+                request, mode="tree", run_id=sub_id
+            )
     return found
 
 

@@ -33,9 +33,10 @@ from context_loader.models import ContextRequest
 from deepagent.deps import RunDeps
 from deepagent.distributed.cluster import RedisServer, WorkerPool, worker_env
 from deepagent.distributed.rq_runner import RQRunner
+from deepagent.runs import Agent
 from deepagent.schema import JSON, SubAgentTask
 from deepagent.settings import Settings, load_settings
-from deepagent.subagents import LocalRunner, SubAgentDispatcher
+from deepagent.subagents import SubAgentDispatcher
 
 FIRST_TOKEN_MS = 300.0
 TOKENS_PER_S = 60.0
@@ -100,7 +101,7 @@ async def variants(
         durations: list[float] = []
         rounds: list[int] = []
         for _ in range(repeat):
-            runner = LocalRunner(RunDeps.create(settings, loader), parent(), uuid.uuid4().hex[:12])
+            runner = local_runner(RunDeps.create(settings, loader))
             await dispatch(runner, tasks)
             durations += [r.duration_ms / 1000 for r in runner.records]
             rounds += [r.rounds for r in runner.records]
@@ -109,11 +110,18 @@ async def variants(
     return out
 
 
+def local_runner(deps: RunDeps) -> SubAgentDispatcher:
+    """The in-process dispatcher an Agent (the composition root) gives its runs."""
+    return Agent(deps).subagents.dispatcher(
+        parent(), uuid.uuid4().hex[:12], round_index=0, parent_started=time.time()
+    )
+
+
 async def on_workers(
     loader: ContextLoader, tasks: list[dict[str, JSON]], workers: tuple[int, ...] = WORKERS
 ) -> dict[str, float]:
     base = latency_settings(loader.settings, max_parallel_subagents=len(tasks))
-    local = LocalRunner(RunDeps.create(base, loader), parent(), uuid.uuid4().hex[:12])
+    local = local_runner(RunDeps.create(base, loader))
     walls = {"in-process": await dispatch(local, tasks)}
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer.start(Path(tmp))

@@ -137,15 +137,15 @@ def same_argument_retries(record: RunRecord) -> list[str]:
     return retries
 
 
-GUARD_REASONS = ("max_rounds", "max_tool_calls", "max_duration", "duplicate_calls")
-
-
 def guard_stop(record: RunRecord) -> str | None:
-    """The guard that stopped planning (the stop reason's first word), if any."""
+    """What stopped planning (its kind; for records without one, the stop reason's first
+    word), if anything."""
+    if record.stop_kind is not None:
+        return record.stop_kind
     if not record.stop_reason:
         return None
     head = record.stop_reason.split(":", 1)[0].strip()
-    return head if head in GUARD_REASONS else head or None
+    return head or None
 
 
 def has_usable_data(record: RunRecord) -> bool:
