@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from langchain_core.language_models import BaseChatModel
 from redis import Redis
@@ -24,6 +24,12 @@ class RunDeps:
     binder: LLMBinder | None = None
     summarizer: BaseChatModel | None = None
     redis: Redis | None = None  # set: SubAgents run as jobs on RQ workers
+    subagent_planner: BaseChatModel | None = None  # None: SubAgents use the planner
+
+    def for_subagents(self) -> RunDeps:
+        """The same parts, with the SubAgent planner planning (the ``subagent_planner``
+        model role, when one is configured)."""
+        return replace(self, planner=self.subagent_planner or self.planner)
 
     @classmethod
     def create(
@@ -49,4 +55,6 @@ class RunDeps:
         binder = None if binder_cfg.kind == "offline" else LLMBinder(chat_model(binder_cfg))
         summarizer_cfg = settings.model_for("summarizer")
         summarizer = None if summarizer_cfg.kind == "offline" else chat_model(summarizer_cfg)
-        return cls(settings, loader, planner, analyst, binder, summarizer, redis)
+        sub_cfg = settings.model_for("subagent_planner")
+        sub_planner = None if sub_cfg.kind == "offline" else chat_model(sub_cfg)
+        return cls(settings, loader, planner, analyst, binder, summarizer, redis, sub_planner)

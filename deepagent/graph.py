@@ -53,10 +53,12 @@ from deepagent.workspace import Workspace
 
 
 class Nodes:
-    def __init__(self, deps: RunDeps, subagents: SubAgentBackend | None) -> None:
+    def __init__(
+        self, deps: RunDeps, subagents: SubAgentBackend | None, summarizer: Summarizer
+    ) -> None:
         self.deps = deps
         self.subagents = subagents
-        self.summarizer = Summarizer(deps.settings, deps.summarizer)
+        self.summarizer = summarizer
 
     async def load_context(self, state: RunState) -> dict[str, Any]:
         loaded = await self.deps.loader.load(RunView(state).request)
@@ -184,13 +186,12 @@ class Nodes:
             {"role": "assistant", "content": decision.action.question},
             {"role": "user", "content": str(answer)},
         ]
-        return Command(
-            goto="load_context",
-            update={"rounds": rounds, "request": request, "conversation": conversation},
-        )
+        update = {"rounds": rounds, "request": request, "conversation": conversation}
+        return Command(goto="load_context", update=update | {"paused_s": _paused(state)})
 
     async def analyze(self, state: RunState) -> dict[str, Any]:
         started = time.perf_counter()
+        self.summarizer.drop(state["run_id"])  # planning is over: no summary is swapped in
         view = RunView(state)
         coverage = run_coverage(state, view.loaded, self.deps.loader.registry)  # type: ignore[arg-type]
         inp = analysis_input(view, self.deps.loader, coverage)
@@ -247,7 +248,21 @@ def _facts(view: RunView) -> LoopFacts:
         started=state.get("started", time.time()),
         coverage_rounds=state.get("coverage_rounds", 0),
         subagent=view.request.subagent,
+        paused_s=state.get("paused_s", 0.0),
     )
+
+
+def _paused(state: RunState) -> float:
+    """Seconds the run has waited for the user, this answer's wait included: the duration
+    budget counts the run's own time, not the user's. A checkpoint written before the
+    wait was stamped has only its active time (context, planning, execution)."""
+    now = time.time()
+    asked = state.get("asked_at")
+    if asked is None:
+        timings = state.get("timings_ms", {})
+        active = sum(timings.get(k, 0.0) for k in ("context", "planning", "execution")) / 1000
+        return max(0.0, now - state.get("started", now) - active)
+    return state.get("paused_s", 0.0) + max(0.0, now - asked)
 
 
 def _stopped(stop: Stop) -> dict[str, Any]:
@@ -258,8 +273,8 @@ def _to(route: Route, update: dict[str, Any]) -> Command[Literal["execute", "hum
     """The route as a LangGraph command."""
     if isinstance(route, ToExecute):
         return Command(goto="execute", update=update)
-    if isinstance(route, ToHuman):
-        return Command(goto="human", update=update)
+    if isinstance(route, ToHuman):  # the wait for the answer starts now
+        return Command(goto="human", update=update | {"asked_at": time.time()})
     return Command(goto="analyze", update=update | (_stopped(route.stop) if route.stop else {}))
 
 
@@ -286,10 +301,11 @@ def build_graph(
     deps: RunDeps,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     subagents: SubAgentBackend | None = None,
+    summarizer: Summarizer | None = None,
 ) -> CompiledStateGraph[Any]:
     """The loop's graph; ``subagents`` is where SubAgent actions run (none: a plan with
-    SubAgent actions fails them)."""
-    nodes = Nodes(deps, subagents)
+    SubAgent actions fails them), ``summarizer`` holds the runs' pending summaries."""
+    nodes = Nodes(deps, subagents, summarizer or Summarizer(deps.settings, deps.summarizer))
     graph = StateGraph(RunState)
     graph.add_node("load_context", nodes.load_context)
     graph.add_node("plan", nodes.plan)

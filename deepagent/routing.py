@@ -55,6 +55,7 @@ class LoopFacts:
     started: float
     coverage_rounds: int
     subagent: bool
+    paused_s: float = 0.0  # time spent waiting for the user's answers
 
 
 def guard(facts: LoopFacts, settings: Settings, now: float | None = None) -> Stop | None:
@@ -62,7 +63,7 @@ def guard(facts: LoopFacts, settings: Settings, now: float | None = None) -> Sto
     rounds = facts.rounds
     if len(rounds) >= settings.max_rounds:
         return _stop("max_rounds", f"{settings.max_rounds} planning rounds reached")
-    elapsed = (time.time() if now is None else now) - facts.started
+    elapsed = (time.time() if now is None else now) - facts.started - facts.paused_s
     if elapsed >= settings.max_duration_s:
         return _stop("max_duration", f"{elapsed:.0f}s of {settings.max_duration_s:g}s used")
     calls = sum(1 for r in rounds for a in r.get("actions", []) if a["status"] != "skipped")

@@ -29,8 +29,9 @@ from deepagent.requirements.model import Coverage
 from deepagent.routing import stop_kind
 from deepagent.state import RunState
 from deepagent.subagents import LocalBackend, SubAgentBackend, SubAgentDispatcher
+from deepagent.summarizing import Summarizer
 from deepagent.vocab import StopKind
-from deepagent.workspace import cleanup
+from deepagent.workspace import cleanup_once
 
 EventSink = Callable[[ev._Event], None]
 
@@ -68,10 +69,13 @@ class Agent:
     ) -> None:
         self.deps = deps
         self.subagents = subagents or self._backend()
-        self.graph = build_graph(deps, checkpointer or InMemorySaver(), self.subagents)
+        self.summarizer = Summarizer(deps.settings, deps.summarizer)
+        self.graph = build_graph(
+            deps, checkpointer or InMemorySaver(), self.subagents, self.summarizer
+        )
         settings = deps.settings
-        if settings.filesystem and settings.workspace_root.exists():
-            cleanup(settings.workspace_root, max_age_s=settings.workspace_retention_s)
+        if settings.filesystem:
+            cleanup_once(settings.workspace_root, settings.workspace_retention_s)
         self._stampers: dict[str, ev.EventStamper] = {}
         self._children: Agent | None = None
 
@@ -135,12 +139,18 @@ class Agent:
             return RQBackend(self.deps)
         return LocalBackend(self.deps, self._run_child)
 
+    async def run_subagent(self, request: ContextRequest, run_id: str) -> RunRecord:
+        """Run one SubAgent request (an RQ job's, or a bench's) as this Agent's SubAgents
+        run: on the child graph, with the SubAgent planner."""
+        return await self._run_child(request, run_id)
+
     async def _run_child(self, request: ContextRequest, run_id: str) -> RunRecord:
         """A SubAgent sub-run, on one graph built once for every SubAgent of this Agent
         (its own in-memory threads: a sub-run's checkpoints do not outlive the parent's
         process, and a SubAgent never delegates further)."""
         if self._children is None:
-            self._children = Agent(self.deps, InMemorySaver(), subagents=_NO_SUBAGENTS)
+            deps = self.deps.for_subagents()
+            self._children = Agent(deps, InMemorySaver(), subagents=_NO_SUBAGENTS)
         record = await self._children.run_to_end(request, mode="tree", run_id=run_id)
         await self._children.discard(run_id)
         return record
@@ -157,6 +167,7 @@ class Agent:
         """Forget a run that ended and delete its checkpoints (batch and eval runs keep
         their records elsewhere)."""
         self.forget(run_id)
+        self.summarizer.drop(run_id)
         if self.graph.checkpointer is not None and not isinstance(self.graph.checkpointer, bool):
             await self.graph.checkpointer.adelete_thread(run_id)
 
@@ -174,6 +185,7 @@ class Agent:
                 config, {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
             )
             yield stamper.stamp(ev.RunFailed(error=f"{type(exc).__name__}: {exc}"))
+            self.summarizer.drop(run_id)
             return
         record = await self.record(run_id)
         yield stamper.stamp(

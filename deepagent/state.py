@@ -38,6 +38,8 @@ class RunState(TypedDict, total=False):
     subagent_tools: dict[str, list[str]]  # SubAgent action id -> the tools it may use
     coverage: dict[str, Any] | None  # Coverage as JSON, after the last execute step
     coverage_rounds: int  # planning rounds spent on missing requirements
+    asked_at: float  # time.time() when the run last asked the user
+    paused_s: float  # seconds spent waiting for the user (not counted by max_duration)
     tokens: dict[str, dict[str, int]]  # role -> {"input": n, "output": n}
     timings_ms: dict[str, float]
     error: str | None

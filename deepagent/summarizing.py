@@ -33,6 +33,8 @@ class PendingSummary:
 
 
 class Summarizer:
+    """Summaries of one Agent's runs: at most one pending per run, dropped when it ends."""
+
     def __init__(self, settings: Settings, model: BaseChatModel | None) -> None:
         self.settings = settings
         self.model = model
@@ -63,6 +65,13 @@ class Summarizer:
             update |= more
             events += more_events
         return update, events
+
+    def drop(self, run_id: str) -> None:
+        """Forget a run that ended: cancel its summary if one is still running (nothing
+        of a finished run stays in memory)."""
+        pending = self.pending.pop(run_id, None)
+        if pending is not None and not pending.task.done():
+            pending.task.cancel()
 
     def _swap(self, state: RunState) -> tuple[dict[str, Any], list[ev._Event]]:
         pending = self.pending.get(state["run_id"])

@@ -35,6 +35,12 @@ def _json_text(data: JSON, *, indent: int | None = None) -> str:
     return json.dumps(data, ensure_ascii=False, indent=indent, default=str)
 
 
+def offload_note(path: str, size: int) -> str:
+    """The one line that tells the planner where an offloaded result is (it leads the
+    result's text, so a shortened preview keeps it)."""
+    return f"[full result in {path} ({size} bytes): read_result] "
+
+
 def should_offload(result: ToolResult, limit_chars: int) -> bool:
     """True for a successful result whose JSON data is longer than ``limit_chars``."""
     return result.ok and len(_json_text(result.data)) > limit_chars
@@ -87,7 +93,7 @@ class Workspace:
         items = result.total
         if items is None and isinstance(result.data, list):
             items = len(result.data)
-        note = f" [full result in {rel}, {len(encoded)} bytes; read it with read_result]"
+        note = offload_note(rel, len(encoded))
         return result.model_copy(
             update={
                 "data": {
@@ -100,7 +106,7 @@ class Workspace:
                     "preview": text[:preview_chars],
                 },
                 "truncated": True,
-                "plain_text": result.plain_text[:preview_chars] + note,
+                "plain_text": note + result.plain_text[:preview_chars],
             }
         )
 
@@ -224,3 +230,16 @@ def cleanup(
             continue
         deleted.append(path)
     return sorted(deleted)
+
+
+_CLEANED: set[Path] = set()
+
+
+def cleanup_once(root: Path, max_age_s: float) -> list[Path]:
+    """``cleanup`` the first time a process asks for ``root`` (every Agent construction
+    asks; only the first pays for the scan)."""
+    key = root.resolve()
+    if key in _CLEANED:
+        return []
+    _CLEANED.add(key)
+    return cleanup(root, max_age_s=max_age_s) if root.exists() else []

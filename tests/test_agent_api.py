@@ -3,6 +3,7 @@ reuse one Agent and drop finished runs' checkpoints."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,15 @@ async def test_a_guard_stop_is_recorded_with_its_kind(loader: ContextLoader) -> 
     record = await agent.run_to_end(ContextRequest(question=SKINCARE), mode="react")
     assert record.stop_kind == "max_rounds" and record.stop_reason
     assert record.stop_reason.startswith("max_rounds: ")  # the string form stays
+
+
+async def test_the_wait_for_the_users_answer_does_not_use_the_duration_budget(
+    loader: ContextLoader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = Agent(deps(loader))
+    asked = await agent.run_to_end(ContextRequest(question="How is this product doing lately?"))
+    assert asked.status == "needs_input"
+    later = time.time() + 3 * loader.settings.max_duration_s  # the user answers much later
+    monkeypatch.setattr(time, "time", lambda: later)
+    done = await agent.resume_to_end(asked.run_id, "product 1125")
+    assert done.status == "completed" and done.stop_kind is None and done.tool_calls >= 1

@@ -38,13 +38,14 @@ async def test_large_results_are_offloaded_and_readable(
     record = await agent.record(events[-1].run_id)
     action = record.rounds[0].actions[0]
     assert action.tool == "get_price_bands" and action.status == "ok"
-    assert action.output_preview.startswith("[full result in results/get_price_bands.json")
+    # the file is the action's (two calls of one tool are two files), the note the workspace's
+    assert action.output_preview.startswith(f"[full result in results/{action.id}.json (")
     assert (
         "read_result" in record.tools_loaded
         and "GMV" in record.analysis
         and "|:---" in record.analysis
     )
-    stored = tmp_path / "ws" / record.run_id / "results" / "get_price_bands.json"
+    stored = tmp_path / "ws" / record.run_id / "results" / f"{action.id}.json"
     bands = json.loads(stored.read_text(encoding="utf-8"))["bands"]
     assert len(bands) >= 4 and abs(sum(b["gmv_share"] for b in bands) - 1) < 0.01
 
@@ -55,9 +56,7 @@ async def test_large_results_are_offloaded_and_readable(
         params={"workspace_root": str(tmp_path / "ws")},
     )
     executor = ToolExecutor(ToolRegistry.load(settings), ctx)
-    page = await executor.call(
-        "read_result", {"path": "results/get_price_bands.json", "limit": 300}
-    )
+    page = await executor.call("read_result", {"path": f"results/{action.id}.json", "limit": 300})
     assert (
         page.ok
         and page.data["text"] == stored.read_text(encoding="utf-8")[: len(page.data["text"])]

@@ -88,3 +88,10 @@ def test_the_kind_of_a_stored_stop_reason() -> None:
     assert stop_kind("max_rounds: 8 planning rounds reached") == "max_rounds"
     assert stop_kind("a SubAgent cannot ask the user: which?") == "subagent_asked"
     assert stop_kind("something else") is None and stop_kind(None) is None
+
+
+def test_time_spent_waiting_for_the_user_is_not_the_runs() -> None:
+    waited = LoopFacts(rounds=[{"actions": []}], started=1000.0, coverage_rounds=0,
+                       subagent=False, paused_s=500.0)  # fmt: skip
+    assert guard(waited, SETTINGS, now=1520.0) is None  # 20 s of its own
+    assert guard(facts(rounds=1), SETTINGS, now=1520.0) is not None

@@ -39,4 +39,5 @@ async def test_a_run_stored_before_the_change_reads_and_resumes(
         assert before.pending_question and '"this product"' in before.pending_question
         done = await agent.resume_to_end(RUN_ID, "product 1125")
     assert done.status == "completed" and done.analysis
+
     assert done.rounds[0].decision == "call_human" and done.tool_calls >= 1

@@ -68,11 +68,11 @@ def test_offload_writes_exact_json_and_returns_a_preview(ws: Workspace, tmp_path
     assert out.ok and out.truncated and out.total == 12 and out.source == "trend / gmv"
     size = len(text.encode("utf-8"))
     assert out.plain_text == (
+        f"[full result in results/a1.json ({size} bytes): read_result] "
         "12 months of GMV for 品类趋势"
-        f" [full result in results/a1.json, {size} bytes; read it with read_result]"
     )
     cut = ws.offload("a2", big_result(), preview_chars=5)
-    assert cut.plain_text.startswith("12 mo [full result in results/a2.json, ")
+    assert cut.plain_text == f"[full result in results/a2.json ({size} bytes): read_result] 12 mo"
     assert not [p for p in (tmp_path / "r1" / "results").iterdir() if p.name.startswith(".")]
 
 

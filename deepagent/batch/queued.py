@@ -32,9 +32,8 @@ from deepagent.batch.items import BatchItem, failed_record
 from deepagent.batch.local import Emit, Phase
 from deepagent.batch.output import BatchLine
 from deepagent.batch.workers import SpawnedWorkers, WorkerDied
-from deepagent.distributed.protocol import JobResult
+from deepagent.distributed.protocol import JOB_FUNC, JobResult, job_payload
 from deepagent.distributed.rq_runner import JobFailed, JobWatch, submit_job
-from deepagent.distributed.run_jobs import RUN_JOB_FUNC, RunJob
 from deepagent.record import RunRecord
 from deepagent.settings import Settings
 from deepagent.tools.executor import validation_message
@@ -59,7 +58,7 @@ class QueuedBatch:
     retries: int
     timeout_s: float
     spawned: SpawnedWorkers | None = None  # ours: stop our jobs when interrupted
-    job_func: str = RUN_JOB_FUNC
+    job_func: str = JOB_FUNC
 
     @cached_property
     def queue(self) -> Queue:
@@ -153,18 +152,12 @@ class QueuedBatch:
             await asyncio.shield(asyncio.to_thread(watch.abandon))
 
     def _submit(self, item: BatchItem, run_id: str, mode: Mode) -> Job:
-        payload = RunJob(
-            run_id=run_id,
-            request=item.request().model_dump(mode="json"),
-            mode=mode,
-            heartbeat_s=self.settings.worker_heartbeat_s,
-            alive_ttl_s=self.settings.subagent_lost_after_s,
-        )
+        payload = job_payload("question", run_id, item.request(), self.settings, mode)
         return submit_job(
             self.queue,
             run_id,
             self.job_func,
-            payload.model_dump(mode="json"),
+            payload,
             timeout_s=self.timeout_s,
             retries=self.retries,
             description=f"batch line {item.id}",

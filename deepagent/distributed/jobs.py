@@ -1,9 +1,13 @@
-"""The SubAgent job as a worker runs it.
+"""The RQ job as a worker runs it: a SubAgent's sub-run or a whole batch question.
 
 A worker process loads the context loader, indexes and models once (:func:`preload`,
 before it forks work horses), so a job only builds its request and drives the graph.
-While the sub-run goes on, the job keeps a short-lived "alive" key fresh; the run that
-waits for it treats a STARTED job whose key has expired as lost.
+While the run goes on, the job keeps a short-lived "alive" key fresh; the run (or batch)
+that waits for it treats a STARTED job whose key has expired as lost.
+
+SubAgents of a batch question execute in the same work horse (the preloaded graph has no
+Redis): sending them to the SubAgent queue could deadlock when every worker is busy with
+a batch run that waits for its SubAgents.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from context_loader.models import ContextRequest
 from deepagent.distributed.alive import current_job_alive
-from deepagent.distributed.protocol import SubAgentJob, job_result
+from deepagent.distributed.protocol import RunJob, job_result
 from deepagent.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -43,12 +47,22 @@ async def _warm_up(agent: Agent) -> None:
         await agent.deps.loader.load(request)
 
 
-async def run_subagent(payload: dict[str, Any]) -> dict[str, Any]:
-    """RQ entry point: run one SubAgent to its end and return its RunRecord."""
-    job = SubAgentJob.model_validate(payload)
+async def run_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """RQ entry point: run one job to its end and return its RunRecord (the worker keeps
+    nothing of it)."""
+    job = RunJob.model_validate(payload)
     request = ContextRequest.model_validate(job.request)
     agent = preload(load_settings())
     started = time.time()
     async with current_job_alive(job.heartbeat_s, job.alive_ttl_s):
-        record = await agent.run_to_end(request, mode="tree", run_id=job.run_id)
+        if job.kind == "subagent":
+            record = await agent.run_subagent(request, job.run_id)
+        else:
+            record = await agent.run_to_end(request, mode=job.mode, run_id=job.run_id)
+            await agent.discard(job.run_id)
     return job_result(record.model_dump(mode="json"), started)
+
+
+async def run_subagent(payload: dict[str, Any]) -> dict[str, Any]:
+    """The previous release's SubAgent entry (jobs queued before the update)."""
+    return await run_job({"kind": "subagent", **payload})

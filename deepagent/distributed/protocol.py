@@ -1,25 +1,56 @@
-"""What travels between a run and a worker: the SubAgent job's payload and result."""
+"""What travels between a run and a worker: one job payload (a SubAgent's sub-run or a
+batch question), one entry point, one result."""
 
 from __future__ import annotations
 
 import os
 import time
+from typing import Literal
 
 from pydantic import Field
 
+from context_loader.models import ContextRequest
 from deepagent.schema import JSON, Strict
+from deepagent.settings import Settings
+from deepagent.vocab import Mode
 
-JOB_FUNC = "deepagent.distributed.jobs.run_subagent"
+JOB_FUNC = "deepagent.distributed.jobs.run_job"
+"""The one RQ entry point (``deepagent.distributed.jobs.run_subagent`` and
+``deepagent.distributed.run_jobs.run_question``, the entries of the previous release,
+stay as aliases for jobs already queued)."""
 ALIVE_PREFIX = "deepagent:alive:"
 
 
-class SubAgentJob(Strict):
+class RunJob(Strict):
     """The job's only argument (plain JSON, so any serializer carries it)."""
 
-    run_id: str = Field(description="the sub-run's id; also the RQ job id")
-    request: dict[str, JSON] = Field(description="the SubAgent's ContextRequest")
+    kind: Literal["subagent", "question"] = Field(
+        description="a SubAgent's sub-run (child graph, SubAgent planner) or a whole run"
+    )
+    run_id: str = Field(description="the (sub-)run's id; also the RQ job id")
+    request: dict[str, JSON] = Field(description="the run's ContextRequest")
+    mode: Mode = "tree"
     heartbeat_s: float = Field(gt=0, description="how often the job reports it is alive")
     alive_ttl_s: float = Field(gt=0, description="how long one report counts")
+
+
+def job_payload(
+    kind: Literal["subagent", "question"],
+    run_id: str,
+    request: ContextRequest,
+    settings: Settings,
+    mode: Mode = "tree",
+) -> dict[str, JSON]:
+    """The payload of a job, its liveness timings from the settings of the run that
+    submits it (so run and worker agree)."""
+    return RunJob(
+        kind=kind,
+        run_id=run_id,
+        request=request.model_dump(mode="json"),
+        mode=mode,
+        heartbeat_s=settings.worker_heartbeat_s,
+        alive_ttl_s=settings.subagent_lost_after_s,
+    ).model_dump(mode="json")
 
 
 class JobResult(Strict):

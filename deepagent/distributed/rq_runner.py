@@ -28,8 +28,9 @@ from rq.job import Job, JobStatus
 from rq.job_lifecycle import record_job_failure
 
 from context_loader.models import ContextRequest
-from deepagent.distributed.protocol import JOB_FUNC, JobResult, SubAgentJob, alive_key
+from deepagent.distributed.protocol import JOB_FUNC, JobResult, alive_key, job_payload
 from deepagent.record import RunRecord
+from deepagent.schema import JSON
 from deepagent.subagents import SubAgentDispatcher, SubAgentFailed, SubAgentRun
 
 if TYPE_CHECKING:
@@ -63,12 +64,7 @@ class RQRunner(SubAgentDispatcher):
 
     async def execute(self, run_id: str, request: ContextRequest) -> SubAgentRun:
         settings = self.deps.settings
-        payload = SubAgentJob(
-            run_id=run_id,
-            request=request.model_dump(mode="json"),
-            heartbeat_s=settings.worker_heartbeat_s,
-            alive_ttl_s=settings.subagent_lost_after_s,
-        )
+        payload = job_payload("subagent", run_id, request, settings)
         job = await asyncio.to_thread(self._submit, run_id, payload)
         watch = JobWatch(
             self.queue,
@@ -94,13 +90,13 @@ class RQRunner(SubAgentDispatcher):
             notes=outcome.lost,
         )
 
-    def _submit(self, job_id: str, payload: SubAgentJob) -> Job:
+    def _submit(self, job_id: str, payload: dict[str, JSON]) -> Job:
         settings = self.deps.settings
         return submit_job(
             self.queue,
             job_id,
             self.job_func,
-            payload.model_dump(mode="json"),
+            payload,
             timeout_s=settings.subagent_timeout_s,
             retries=settings.subagent_retries,
             description=f"SubAgent {job_id}",

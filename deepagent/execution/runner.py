@@ -179,7 +179,8 @@ class TreeRunner:
             except Exception as exc:  # a SubAgent failure is a value for the planner
                 return ToolResult.failure("failed", f"SubAgent {spec.id} failed: {exc}")
         assert spec.tool is not None
-        return await self.executor.call(spec.tool, args)
+        copy = spec.id if index is None else f"{spec.id}-{index}"
+        return await self.executor.call(spec.tool, args, action_id=copy)
 
     async def _bind(
         self, ask: dict[str, JSON], args: dict[str, JSON], data: Mapping[str, JSON]

@@ -19,7 +19,7 @@ from deepagent.schema import JSON, ToolResult
 from deepagent.tools.capping import cap_result
 from deepagent.tools.registry import ToolRegistry
 from deepagent.tools.spec import ToolContext, ToolSpec
-from deepagent.workspace import Workspace, WorkspaceError, should_offload
+from deepagent.workspace import Workspace, WorkspaceError, offload_note, should_offload
 
 
 class ToolExecutor:
@@ -50,7 +50,15 @@ class ToolExecutor:
                 canonical = parsed.model_dump(mode="json")
         self._failed[call_key(name, canonical)] = kind
 
-    async def call(self, name: str, args: Mapping[str, JSON] | str | None = None) -> ToolResult:
+    async def call(
+        self,
+        name: str,
+        args: Mapping[str, JSON] | str | None = None,
+        *,
+        action_id: str | None = None,
+    ) -> ToolResult:
+        """Run one tool call; ``action_id`` names what an offloaded result is stored as
+        (the tool's name when the call is not an action's)."""
         spec = self.registry.get(name)
         if spec is None:
             return ToolResult.failure("unknown_tool", self.unknown_tool_message(name))
@@ -74,11 +82,13 @@ class ToolExecutor:
         limit = self.context.settings.offload_chars
         if self.workspace is not None and should_offload(result, limit):
             try:
-                stored = await asyncio.to_thread(self.workspace.offload, name, result, limit)
-                # The planner's context gets the preview and the path (plain_text); the data
+                stored = await asyncio.to_thread(
+                    self.workspace.offload, action_id or name, result, limit
+                )
+                # The planner's context gets the path and the text (plain_text); the data
                 # stays with the run for the analysis.
                 where = stored.data["offloaded"]
-                note = f"[full result in {where['path']} ({where['bytes']} bytes): read_result] "
+                note = offload_note(where["path"], where["bytes"])
                 result = result.model_copy(update={"plain_text": note + result.plain_text})
             except WorkspaceError as exc:
                 result = result.model_copy(update={"plain_text": f"{result.plain_text} ({exc})"})

@@ -1,0 +1,81 @@
+"""Nothing of a finished run stays behind: its pending summary, its SubAgents' graph;
+the SubAgent planner role is used; workspace clean-up runs once per process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from context_loader.loader import ContextLoader
+from context_loader.models import ContextRequest
+from deepagent import workspace
+from deepagent.deps import RunDeps
+from deepagent.offline.models import OfflinePlannerModel
+from deepagent.runs import Agent
+from tests.questions import SKINCARE
+
+DRILL = (
+    "For the three fastest-growing womenswear categories, "
+    "dig into each one's price bands and best-selling products."
+)
+
+
+class CountingPlanner(OfflinePlannerModel):
+    """The offline planner, counting its calls."""
+
+    calls: int = 0
+
+    async def _agenerate(self, *args: Any, **kw: Any) -> Any:
+        self.calls += 1
+        return await super()._agenerate(*args, **kw)
+
+
+async def test_a_summary_still_running_when_the_run_ends_is_dropped(
+    loader: ContextLoader,
+) -> None:
+    settings = loader.settings.model_copy(
+        update={
+            "summary_mode": "async",
+            "summary_token_budget": 1500,
+            "offline_latency_ms": {"summarizer": 5000.0},
+        }
+    )
+    agent = Agent(RunDeps(settings, loader, OfflinePlannerModel(), None))
+    record = await agent.run_to_end(ContextRequest(question=SKINCARE), mode="parallel")
+    assert record.status == "completed"
+    assert agent.summarizer.pending == {}  # before: the task stayed for the process's life
+
+
+async def test_subagents_plan_with_the_subagent_planner_on_one_graph(
+    loader: ContextLoader,
+) -> None:
+    main, sub = CountingPlanner(), CountingPlanner()
+    deps = RunDeps(loader.settings, loader, main, None, subagent_planner=sub)
+    agent = Agent(deps)
+    record = await agent.run_to_end(ContextRequest(question=DRILL))
+    assert record.status == "completed" and len(record.subagents) == 3
+    assert sub.calls >= 3  # every SubAgent planned with its own role's model
+    children = agent._children
+    again = await agent.run_to_end(ContextRequest(question=DRILL))
+    assert again.status == "completed" and agent._children is children  # built once
+    assert children is not None and children.deps.planner is sub
+
+
+async def test_workspace_clean_up_runs_once_per_root(
+    loader: ContextLoader, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scans: list[Path] = []
+
+    def scan(root: Path, **kw: object) -> list[Path]:
+        scans.append(root)
+        return []
+
+    monkeypatch.setattr(workspace, "cleanup", scan)
+    root = tmp_path / "ws"
+    root.mkdir()
+    settings = loader.settings.model_copy(update={"filesystem": True, "workspace_root": root})
+    for _ in range(3):
+        Agent(RunDeps(settings, loader, OfflinePlannerModel(), None))
+    assert scans == [root]
