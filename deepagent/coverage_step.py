@@ -7,6 +7,7 @@ planner reads ``coverage_part`` as ``<coverage>``.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -19,7 +20,9 @@ from deepagent.schema import JSON, CallActions
 from deepagent.tools import ToolRegistry
 
 
-def run_coverage(state: dict[str, Any], loaded: LoadedContext, registry: ToolRegistry) -> Coverage:
+def run_coverage(
+    state: Mapping[str, Any], loaded: LoadedContext, registry: ToolRegistry
+) -> Coverage:
     def validate(tool: str, args: dict[str, JSON]) -> dict[str, JSON]:
         spec = registry.get(tool)
         if spec is None:

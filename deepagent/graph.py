@@ -42,6 +42,7 @@ from deepagent.state import (
     add_time,
     add_tokens,
     collected_entry,
+    merged,
     round_entry,
 )
 from deepagent.streaming import action_event, emit
@@ -83,7 +84,7 @@ class Nodes:
         swapped, summary_events = await self.summarizer.at_round_start(state)
         for event in summary_events:
             emit(event)
-        state = {**state, **swapped}  # type: ignore[typeddict-item]
+        state = merged(state, swapped)
         started = time.perf_counter()
         context = planner_context(RunView(state), self.deps.loader)
         result = await plan_round(self.deps.planner, context)
@@ -97,7 +98,7 @@ class Nodes:
         decision = result.decision
         if decision is None:
             failed = round_entry(state, "invalid", [], note=result.error or "")
-            return _to(route, update | {"rounds": [*state.get("rounds", []), failed]})
+            return _to(route, update | {"rounds": [failed]})
         _emit_plan(state, decision)
         update |= {
             "decision": decision.model_dump(mode="json", by_alias=True),
@@ -107,7 +108,7 @@ class Nodes:
             update["coverage_rounds"] = state.get("coverage_rounds", 0) + 1
         if isinstance(route, ToAnalysis) and route.stop is None:  # the planner answers
             answered = round_entry(state, "final_analysis", decision.todo_list, decision.thought)
-            update["rounds"] = [*state.get("rounds", []), answered]
+            update["rounds"] = [answered]
         return _to(route, update)
 
     async def execute(self, state: RunState) -> dict[str, Any]:
@@ -146,19 +147,16 @@ class Nodes:
             note=outcome.error or "",
         )
         modules = {name: spec.module for name, spec in self.deps.loader.registry.tools.items()}
-        collected = [
-            *state.get("collected", []),
-            *(collected_entry(r, modules) for r in outcome.records),
-        ]
+        collected = [collected_entry(r, modules) for r in outcome.records]
         done = [r.model_dump() for r in subagents.records] if subagents else []
         tools = {**state.get("subagent_tools", {}), **subagent_tools(decision.action)}
-        seen = {**state, "collected": collected, "subagent_tools": tools}
+        seen = merged(state, {"collected": collected, "subagent_tools": tools})
         coverage = run_coverage(seen, loaded, self.deps.loader.registry)
         return {
-            "rounds": [*state.get("rounds", []), record],
+            "rounds": [record],
             "data": {**state.get("data", {}), **outcome.data},
             "collected": collected,
-            "subagents": [*state.get("subagents", []), *done],
+            "subagents": done,
             "subagent_tools": tools,
             "coverage": coverage.model_dump(mode="json"),
             "timings_ms": add_time(state, "execution", started),
@@ -167,10 +165,7 @@ class Nodes:
     async def human(self, state: RunState) -> Command[Literal["load_context"]]:
         decision = RunView(state).decision
         assert isinstance(decision.action, CallHuman)
-        rounds = [
-            *state.get("rounds", []),
-            round_entry(state, "call_human", decision.todo_list, decision.thought),
-        ]
+        rounds = [round_entry(state, "call_human", decision.todo_list, decision.thought)]
         emit(
             ev.HumanInputRequested(
                 question=decision.action.question, options=decision.action.options
@@ -193,7 +188,7 @@ class Nodes:
         started = time.perf_counter()
         self.summarizer.drop(state["run_id"])  # planning is over: no summary is swapped in
         view = RunView(state)
-        coverage = run_coverage(state, view.loaded, self.deps.loader.registry)  # type: ignore[arg-type]
+        coverage = run_coverage(state, view.loaded, self.deps.loader.registry)
         inp = analysis_input(view, self.deps.loader, coverage)
         stream = (
             Pace.for_role(self.deps.settings, "analyst").stream(stream_offline_analysis(inp))

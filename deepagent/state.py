@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from deepagent.execution.records import ActionRecord
 from deepagent.planning.context import ActionView, RoundView
 from deepagent.record import RoundRecord
 from deepagent.schema import JSON, TodoItem
+
+Entries = list[dict[str, Any]]
+
+
+def appended(old: Entries | None, new: Entries | None) -> Entries:
+    """The reducer of the append-only channels: a node writes only its new entries."""
+    return [*(old or []), *(new or [])]
 
 
 class RunState(TypedDict, total=False):
@@ -18,9 +25,9 @@ class RunState(TypedDict, total=False):
     mode: str
     started: float  # time.time() at the start
     loaded: dict[str, Any]  # LoadedContext as JSON
-    rounds: list[dict[str, Any]]  # RoundRecord as JSON
+    rounds: Annotated[Entries, appended]  # RoundRecord as JSON
     data: dict[str, JSON]  # usable data per action id
-    collected: list[dict[str, Any]]  # one entry per executed action copy, for the analysis
+    collected: Annotated[Entries, appended]  # one per executed action copy, for the analysis
     todo_list: list[dict[str, Any]]
     decision: dict[str, Any] | None  # the last PlannerDecision as JSON
     conversation: list[dict[str, str]]
@@ -33,8 +40,8 @@ class RunState(TypedDict, total=False):
     llm_calls: dict[str, int]
     summary: str | None  # compressed form of rounds[:summarized_rounds]
     summarized_rounds: int
-    summaries: list[dict[str, Any]]  # SummaryRecord as JSON
-    subagents: list[dict[str, Any]]  # SubAgentRecord as JSON
+    summaries: Annotated[Entries, appended]  # SummaryRecord as JSON
+    subagents: Annotated[Entries, appended]  # SubAgentRecord as JSON
     subagent_tools: dict[str, list[str]]  # SubAgent action id -> the tools it may use
     coverage: dict[str, Any] | None  # Coverage as JSON, after the last execute step
     coverage_rounds: int  # planning rounds spent on missing requirements
@@ -43,6 +50,20 @@ class RunState(TypedDict, total=False):
     tokens: dict[str, dict[str, int]]  # role -> {"input": n, "output": n}
     timings_ms: dict[str, float]
     error: str | None
+
+
+APPENDED = ("rounds", "collected", "summaries", "subagents")
+"""The channels whose updates are new entries (reduced by :func:`appended`)."""
+
+
+def merged(state: RunState, update: dict[str, Any]) -> RunState:
+    """The state as it will be once ``update`` is applied (a node that reads its own
+    update before returning it, as the plan node does with a swapped-in summary)."""
+    out: dict[str, Any] = {**state, **update}
+    for key in APPENDED:
+        if key in update:
+            out[key] = appended(state.get(key), update[key])  # type: ignore[arg-type]
+    return out  # type: ignore[return-value]
 
 
 def call_key(tool: str | None, args: JSON) -> str:

@@ -20,7 +20,8 @@ from deepagent.offline.pacing import Pace
 from deepagent.record import SummaryRecord
 from deepagent.schema import TodoItem
 from deepagent.settings import Settings
-from deepagent.state import RunState, round_view
+from deepagent.state import APPENDED, RunState, round_view
+from deepagent.state import merged as merged_state
 from deepagent.summary import history_tokens, summarize_offline, summarize_with_model
 
 
@@ -44,7 +45,7 @@ class Summarizer:
         """State updates and events for this round boundary: swap a finished summary in,
         or start (async) / run (sync) one when the history is over budget."""
         update, events = self._swap(state)
-        merged: RunState = {**state, **update}  # type: ignore[typeddict-item]
+        merged: RunState = merged_state(state, update)
         mode = self.settings.summary_mode
         run_id = state["run_id"]
         if mode == "off" or run_id in self.pending:
@@ -62,7 +63,7 @@ class Summarizer:
         if mode == "sync":
             await asyncio.wait([task])
             more, more_events = self._swap(merged)
-            update |= more
+            update = _combined(update, more)
             events += more_events
         return update, events
 
@@ -80,7 +81,7 @@ class Summarizer:
         del self.pending[state["run_id"]]
         duration = round((time.perf_counter() - pending.started) * 1000, 2)
         mode = self.settings.summary_mode if self.settings.summary_mode != "off" else "async"
-        records = list(state.get("summaries", []))
+        records: list[dict[str, Any]] = []  # the new ones: the channel appends them
         error = pending.task.exception()
         if error is not None:
             records.append(
@@ -128,3 +129,12 @@ class Summarizer:
             await Pace.for_role(self.settings, "summarizer").wait_for(text)
             return text
         return await summarize_with_model(self.model, question, views, todo, state.get("summary"))
+
+
+def _combined(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    """Two updates as one (append-only channels keep both's entries)."""
+    out = {**first, **then}
+    for key in APPENDED:
+        if key in first and key in then:
+            out[key] = [*first[key], *then[key]]
+    return out
