@@ -41,18 +41,19 @@ class PlanEvent(_Event):
     actions: list[str] = Field(default_factory=list)
 
 
-class ActionStarted(_Event):
-    type: Literal["action_started"] = "action_started"
+class _ActionEvent(_Event):
     action_id: str
     tool: str | None
+
+
+class ActionStarted(_ActionEvent):
+    type: Literal["action_started"] = "action_started"
     args: dict[str, JSON]
     item_index: int | None = None
 
 
-class ActionFinished(_Event):
+class ActionFinished(_ActionEvent):
     type: Literal["action_finished"] = "action_finished"
-    action_id: str
-    tool: str | None
     status: str
     duration_ms: float
     error: str | None = None
@@ -74,16 +75,17 @@ class SubAgentFinished(_Event):
     attempts: int = 1
 
 
-class SummaryStarted(_Event):
+class _SummaryEvent(_Event):
+    round: int
+    tokens_before: int
+
+
+class SummaryStarted(_SummaryEvent):
     type: Literal["summary_started"] = "summary_started"
-    round: int
-    tokens_before: int
 
 
-class SummaryApplied(_Event):
+class SummaryApplied(_SummaryEvent):
     type: Literal["summary_applied"] = "summary_applied"
-    round: int
-    tokens_before: int
     tokens_after: int
 
 

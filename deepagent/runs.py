@@ -6,7 +6,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypedDict, Unpack, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -34,6 +34,17 @@ from deepagent.vocab import StopKind
 from deepagent.workspace import cleanup_once
 
 EventSink = Callable[[ev._Event], None]
+
+
+class StartOptions(TypedDict, total=False):
+    """How a run starts: its mode (the settings' by default), its id (a new one by
+    default), the conversation's earlier turns (user / assistant) and what is known of
+    the user (both go to the planner as context)."""
+
+    mode: str | None
+    run_id: str | None
+    conversation: list[dict[str, str]] | None
+    memory: str
 
 
 @dataclass(frozen=True)
@@ -80,18 +91,13 @@ class Agent:
         self._children: Agent | None = None
 
     async def start(
-        self,
-        request: ContextRequest,
-        *,
-        mode: str | None = None,
-        run_id: str | None = None,
-        conversation: list[dict[str, str]] | None = None,
-        memory: str = "",
+        self, request: ContextRequest, **options: Unpack[StartOptions]
     ) -> AsyncIterator[ev._Event]:
         """Run a question; ``conversation`` holds earlier turns (user/assistant) and
         ``memory`` what is known of the user (both go to the planner as context)."""
-        run_id = run_id or uuid.uuid4().hex[:12]
-        mode = mode or self.deps.settings.mode
+        run_id = options.get("run_id") or uuid.uuid4().hex[:12]
+        mode = options.get("mode") or self.deps.settings.mode
+        conversation, memory = options.get("conversation"), options.get("memory", "")
         if conversation and not request.conversation:  # a follow-up inherits from these
             users = [t["content"] for t in conversation if t.get("role") == "user"]
             request = request.model_copy(update={"conversation": users[-20:]})
@@ -201,18 +207,13 @@ class Agent:
         self,
         request: ContextRequest,
         *,
-        mode: str | None = None,
-        run_id: str | None = None,
-        conversation: list[dict[str, str]] | None = None,
-        memory: str = "",
         on_event: EventSink | None = None,
+        **options: Unpack[StartOptions],
     ) -> RunRecord:
         """Run a question to its end (or to its question for the user) and return its
         record; every event goes to ``on_event``."""
-        run_id = run_id or uuid.uuid4().hex[:12]
-        events = self.start(
-            request, mode=mode, run_id=run_id, conversation=conversation, memory=memory
-        )
+        run_id = options.get("run_id") or uuid.uuid4().hex[:12]
+        events = self.start(request, **(options | {"run_id": run_id}))
         return await self._drain(run_id, events, on_event)
 
     async def resume_to_end(

@@ -14,23 +14,10 @@ def emit(event: ev._Event) -> None:
 
 
 def action_event(kind: str, record: ActionRecord) -> None:
+    """An executed action copy's start or end, as its event."""
+    same = {"action_id": record.id, "tool": record.tool, "item_index": record.item_index}
     if kind == "action_started":
-        emit(
-            ev.ActionStarted(
-                action_id=record.id,
-                tool=record.tool,
-                args=record.args,
-                item_index=record.item_index,
-            )
-        )
-    else:
-        emit(
-            ev.ActionFinished(
-                action_id=record.id,
-                tool=record.tool,
-                status=record.status,
-                duration_ms=record.duration_ms,
-                error=record.error,
-                item_index=record.item_index,
-            )
-        )
+        emit(ev.ActionStarted(args=record.args, **same))
+        return
+    ended = {"status": record.status, "duration_ms": record.duration_ms, "error": record.error}
+    emit(ev.ActionFinished(**same, **ended))

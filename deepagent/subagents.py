@@ -20,7 +20,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 
 from langgraph.config import get_stream_writer
 
@@ -84,18 +84,22 @@ def subagent_run_id(parent_run_id: str, round_index: int, action_id: str, index:
     return re.sub(r"[^A-Za-z0-9_-]", "_", f"{parent_run_id}-r{round_index}-{action_id}{copy}")
 
 
+class Scope(TypedDict, total=False):
+    """Where in the parent run a dispatcher works: its execution round and the parent's
+    start (for the SubAgents' start offsets)."""
+
+    round_index: int
+    parent_started: float | None
+
+
 class SubAgentDispatcher(ABC):
     """Turns a SubAgent action into a sub-run and its outcome into a ToolResult + record."""
 
     def __init__(
-        self,
-        deps: RunDeps,
-        parent: ContextRequest,
-        parent_run_id: str,
-        *,
-        round_index: int = 0,
-        parent_started: float | None = None,
+        self, deps: RunDeps, parent: ContextRequest, parent_run_id: str, **scope: Unpack[Scope]
     ) -> None:
+        round_index = scope.get("round_index", 0)
+        parent_started = scope.get("parent_started")
         self.deps = deps
         self.parent = parent
         self.parent_run_id = parent_run_id
@@ -208,12 +212,9 @@ class LocalRunner(SubAgentDispatcher):
         parent_run_id: str,
         *,
         child: RunChild,
-        round_index: int = 0,
-        parent_started: float | None = None,
+        **scope: Unpack[Scope],
     ) -> None:
-        super().__init__(
-            deps, parent, parent_run_id, round_index=round_index, parent_started=parent_started
-        )
+        super().__init__(deps, parent, parent_run_id, **scope)
         self.child = child
 
     async def execute(self, run_id: str, request: ContextRequest) -> SubAgentRun:

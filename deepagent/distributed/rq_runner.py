@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from rq import Queue, Retry, Worker
 from rq.command import send_stop_job_command
@@ -31,7 +31,7 @@ from context_loader.models import ContextRequest
 from deepagent.distributed.protocol import JOB_FUNC, JobResult, alive_key, job_payload
 from deepagent.record import RunRecord
 from deepagent.schema import JSON
-from deepagent.subagents import SubAgentDispatcher, SubAgentFailed, SubAgentRun
+from deepagent.subagents import Scope, SubAgentDispatcher, SubAgentFailed, SubAgentRun
 
 if TYPE_CHECKING:
     from deepagent.deps import RunDeps
@@ -51,13 +51,10 @@ class RQRunner(SubAgentDispatcher):
         parent: ContextRequest,
         parent_run_id: str,
         *,
-        round_index: int = 0,
-        parent_started: float | None = None,
         job_func: str = JOB_FUNC,
+        **scope: Unpack[Scope],
     ) -> None:
-        super().__init__(
-            deps, parent, parent_run_id, round_index=round_index, parent_started=parent_started
-        )
+        super().__init__(deps, parent, parent_run_id, **scope)
         assert deps.redis is not None, "RQRunner needs RunDeps.redis"
         self.queue = Queue(deps.settings.subagent_queue, connection=deps.redis)
         self.job_func = job_func
