@@ -3,28 +3,46 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from langchain_core.language_models import BaseChatModel
 from redis import Redis
 
 from context_loader.loader import ContextLoader
+from context_loader.models import ContextRequest, LoadedContext
 from deepagent.binder import LLMBinder
 from deepagent.llm import chat_model
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.offline.pacing import Pace
+from deepagent.planning.planner import Planner
 from deepagent.settings import Settings
+from deepagent.tools import ToolRegistry
+from rag_cases.store import CaseLibrary
+from skills.loader import Skill
+
+
+class Loader(Protocol):
+    """What the loop needs of the context stage (``ContextLoader``, or the shipped
+    ``deepagent.testing.FakeLoader``)."""
+
+    settings: Settings
+    registry: ToolRegistry
+    skills: list[Skill]
+    library: CaseLibrary
+
+    async def load(self, request: ContextRequest) -> LoadedContext: ...
 
 
 @dataclass
 class RunDeps:
     settings: Settings
-    loader: ContextLoader
-    planner: BaseChatModel
+    loader: Loader
+    planner: Planner
     analyst: BaseChatModel | None
     binder: LLMBinder | None = None
     summarizer: BaseChatModel | None = None
     redis: Redis | None = None  # set: SubAgents run as jobs on RQ workers
-    subagent_planner: BaseChatModel | None = None  # None: SubAgents use the planner
+    subagent_planner: Planner | None = None  # None: SubAgents use the planner
 
     def for_subagents(self) -> RunDeps:
         """The same parts, with the SubAgent planner planning (the ``subagent_planner``

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest, LoadedContext
 from deepagent.analysis import AnalysisInput, CollectedResult
 from deepagent.coverage_step import tool_hints
+from deepagent.deps import Loader
 from deepagent.planning.context import CaseView, PlannerContext, RoundView, ToolView, Turn
 from deepagent.requirements.model import Coverage
 from deepagent.schema import PlannerDecision, TodoItem
@@ -69,16 +69,16 @@ class RunView:
         return "\n".join(line for line in lines if line)
 
 
-def skill_bodies(loader: ContextLoader, loaded: LoadedContext) -> list[str]:
+def skill_bodies(loader: Loader, loaded: LoadedContext) -> list[str]:
     return [s.body for s in loader.skills if s.name in loaded.skills]
 
 
-def library_cases(loader: ContextLoader, loaded: LoadedContext) -> list[Case]:
+def library_cases(loader: Loader, loaded: LoadedContext) -> list[Case]:
     found = (loader.library.get(c.id) for c in loaded.cases)
     return [c for c in found if c is not None]
 
 
-def planner_context(view: RunView, loader: ContextLoader) -> PlannerContext:
+def planner_context(view: RunView, loader: Loader) -> PlannerContext:
     """The planner's eight parts (and requirements / coverage) for the next round."""
     loaded, state, registry = view.loaded, view.state, loader.registry
     return PlannerContext(
@@ -110,7 +110,7 @@ def planner_context(view: RunView, loader: ContextLoader) -> PlannerContext:
     )
 
 
-def analysis_input(view: RunView, loader: ContextLoader, coverage: Coverage) -> AnalysisInput:
+def analysis_input(view: RunView, loader: Loader, coverage: Coverage) -> AnalysisInput:
     """What the analyst gets: the question, the collected results, the open items."""
     loaded, state = view.loaded, view.state
     cases = library_cases(loader, loaded)
@@ -133,11 +133,5 @@ def analysis_input(view: RunView, loader: ContextLoader, coverage: Coverage) -> 
 
 
 def _case_view(case: Case) -> CaseView:
-    return CaseView(
-        id=case.id,
-        question=case.question,
-        question_type=case.question_type,
-        modules=case.modules,
-        approach=case.approach,
-        plan=case.plan,
-    )
+    """The planner's view of a library case: the case's fields the view has."""
+    return CaseView.model_validate(case.model_dump(include=set(CaseView.model_fields)))

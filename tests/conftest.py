@@ -15,8 +15,8 @@ import pytest
 
 from business.data.generator import generate
 from context_loader.loader import ContextLoader
-from deepagent.distributed.cluster import RedisServer
 from deepagent.settings import Settings
+from deepagent.testing import RedisServer
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 
 _real_connect = socket.socket.connect

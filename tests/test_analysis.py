@@ -17,7 +17,7 @@ from deepagent.analysis import (
     stream_llm_analysis,
     stream_offline_analysis,
 )
-from deepagent.llm.testing import ScriptedChatModel
+from deepagent.testing import ScriptedChatModel
 from deepagent.tools import ToolExecutor, ToolRegistry
 
 BEAUTY = 1801

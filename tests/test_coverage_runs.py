@@ -13,9 +13,9 @@ from langchain_core.messages import HumanMessage
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
-from deepagent.llm.testing import ScriptedChatModel
 from deepagent.planning.render import sections
 from deepagent.record import RunRecord
+from deepagent.testing import ScriptedChatModel
 from tests.test_graph import agent, run
 
 COMPARE = "2025年10月空气炸锅和破壁机哪个销售额更高？"

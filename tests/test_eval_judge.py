@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from deepagent.execution.records import ActionRecord
-from deepagent.llm.testing import ScriptedChatModel
 from deepagent.prompts import PROMPTS_DIR
 from deepagent.record import RoundRecord, RunRecord
 from deepagent.settings import Settings
+from deepagent.testing import ScriptedChatModel
 from eval.harness.cases import EvalCase
 from eval.harness.facts import FactValue, ResolvedFact
 from eval.harness.figures import NumberPool, figure_matches, figures_in

@@ -10,10 +10,10 @@ import yaml
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.graph import RunDeps
-from deepagent.llm.testing import ScriptedChatModel
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.record import RunRecord
 from deepagent.runs import Agent
+from deepagent.testing import ScriptedChatModel
 from tests.questions import LOOKUP, SKINCARE
 
 

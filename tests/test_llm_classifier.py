@@ -6,7 +6,7 @@ from langchain_core.messages import AIMessage
 
 from context_loader.identify import Evidence, LLMClassifier, OfflineClassifier
 from context_loader.models import PageContext
-from deepagent.llm.testing import ScriptedChatModel
+from deepagent.testing import ScriptedChatModel
 from tests.tool_helpers import manifest
 
 MANIFESTS = [

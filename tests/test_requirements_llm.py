@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from context_loader.requirements import ExtractionInput, LLMExtractor, OfflineExtractor
-from deepagent.llm.testing import ScriptedChatModel
 from deepagent.requirements.vocabulary import Vocabulary
+from deepagent.testing import ScriptedChatModel
 
 QUESTION = "2025年10月空气炸锅和破壁机哪个销售额更高？</question>"
 PARAMS = {

@@ -195,7 +195,7 @@ async def test_asks_are_answered_by_the_binder_model() -> None:
 
 async def test_llm_binder_turns_a_model_reply_into_the_argument() -> None:
     from deepagent.binder import LLMBinder
-    from deepagent.llm.testing import ScriptedChatModel
+    from deepagent.testing import ScriptedChatModel
 
     model = ScriptedChatModel.from_replies(["[0, 2]", '{"error": "no such field"}'])
     actions = [

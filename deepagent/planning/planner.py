@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -50,7 +51,26 @@ def parse_decision(text: str) -> PlannerDecision:
         raise ValueError(validation_message(exc)) from exc
 
 
-async def plan_round(model: BaseChatModel, ctx: PlannerContext) -> PlanningResult:
+@runtime_checkable
+class PlannerPolicy(Protocol):
+    """A planner that takes the typed context and returns a decision (no prompt to render
+    or reply to parse): the shipped test double, ``deepagent.testing.FunctionPlanner``."""
+
+    async def decide(self, ctx: PlannerContext) -> PlannerDecision: ...
+
+
+Planner = BaseChatModel | PlannerPolicy
+"""What plans a round: a chat model (offline or an endpoint) or a typed policy."""
+
+
+async def plan_round(model: Planner, ctx: PlannerContext) -> PlanningResult:
+    """One round; a policy is asked directly, a chat model through the prompt."""
+    if isinstance(model, PlannerPolicy):
+        try:
+            decision = await model.decide(ctx)
+        except Exception as exc:  # the round fails with the reason, as a model's would
+            return PlanningResult(None, f"planner failed: {type(exc).__name__}: {exc}", 1, "")
+        return PlanningResult(decision, None, 1, decision.model_dump_json(by_alias=True))
     messages: list[BaseMessage] = planner_messages(ctx)
     raw = ""
     tokens_in = tokens_out = 0

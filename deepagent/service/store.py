@@ -49,15 +49,21 @@ class IdempotencyConflict(Exception):
 
 
 @dataclass(frozen=True)
-class RunRow:
+class NewRun:
     id: str
     key_id: str | None
     user_id: str
     conversation_id: str | None
     question: str
     mode: str
-    status: str
     request: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunRow(NewRun):
+    """A stored run: what was asked, where it stands, who runs it."""
+
+    status: str
     record: dict[str, Any] | None
     owner: str | None
     lease_until: float
@@ -73,17 +79,6 @@ class KeyRow:
     revoked: bool
 
 
-@dataclass(frozen=True)
-class NewRun:
-    id: str
-    key_id: str | None
-    user_id: str
-    conversation_id: str | None
-    question: str
-    mode: str
-    request: dict[str, Any]
-
-
 class Tx(Protocol):
     """Statements inside one backend transaction (``?`` placeholders)."""
 
@@ -95,8 +90,9 @@ def run_row(row: Row) -> RunRow:
     id_, key_id, user_id, conversation_id, question, mode, status = row[:7]
     record = json.loads(row[8]) if row[8] else None
     return RunRow(
-        id_, key_id, user_id, conversation_id, question, mode, status,
-        json.loads(row[7]), record, row[9], float(row[10]),
+        id=id_, key_id=key_id, user_id=user_id, conversation_id=conversation_id,
+        question=question, mode=mode, request=json.loads(row[7]), status=status,
+        record=record, owner=row[9], lease_until=float(row[10]),
     )  # fmt: skip
 
 
