@@ -10,6 +10,10 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from deepagent.offline.situation import read_situation
 from deepagent.planning.context import PlannerContext
 from deepagent.planning.render import planner_messages, sections
 from deepagent.requirements.model import (
@@ -83,3 +87,29 @@ def test_the_question_words_in_requirements_cannot_close_a_tag() -> None:
     parts = sections(str(planner_messages(ctx)[1].content))
     assert "</requirements>" not in parts["requirements"]
     assert json.loads(parts["requirements"])[0]["text"] == words
+
+
+@pytest.mark.parametrize(
+    ("mode", "subagent", "variant"),
+    [("tree", False, "lite"), ("react", False, "lite"), ("parallel", True, "full"),
+     ("tree", True, "lite")],
+)  # fmt: skip
+def test_the_planner_contract_round_trips_through_the_offline_reader(
+    mode: str, subagent: bool, variant: str
+) -> None:
+    lite = subagent and variant == "lite"
+    ctx = context().model_copy(update={"mode": mode, "subagent": subagent, "lite": lite})
+    seen = read_situation(planner_messages(ctx))
+    assert (seen.mode, seen.subagents, seen.lite) == (mode, not subagent, lite)
+    assert seen.question == ctx.question and seen.params == ctx.params
+    assert [r["id"] for r in seen.requirements] == [r.id for r in ctx.requirements.items]
+    assert [c["requirement"] for c in seen.coverage] == ["s2", "o1"]
+
+
+def test_run_flags_are_data_not_prose() -> None:
+    ctx = context().model_copy(update={"subagent": True, "lite": True})
+    system, user = (str(m.content) for m in planner_messages(ctx))
+    flags = json.loads(sections(user)["run_flags"])
+    assert flags == {"mode": "tree", "can_delegate": False, "lite": True}
+    reworded = [SystemMessage(system.replace("keep no TodoList", "no plan")), HumanMessage(user)]
+    assert read_situation(reworded).lite  # rewording the rule does not change the reading

@@ -41,6 +41,7 @@ def read_situation(messages: Sequence[BaseMessage]) -> Situation:
     system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
     user = next(str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage))
     parts = sections(user)
+    flags = json.loads(parts.get("run_flags", "{}") or "{}")  # older prompts: the rules' words
     signatures = [line[2:] for line in parts.get("tools", "").splitlines() if line[:2] == "- "]
     tools = {sig.split("(", 1)[0] for sig in signatures}
     history = json.loads(parts.get("execution_history", "[]"))
@@ -55,9 +56,9 @@ def read_situation(messages: Sequence[BaseMessage]) -> Situation:
         history=history,
         summary_done=done_actions(summary),
         cases=json.loads(parts.get("reference_cases", "[]")),
-        mode=parts.get("mode", "tree").strip(),
-        subagents='"kind": "subagent"' in system,
-        lite="keep no TodoList" in system,
+        mode=str(flags.get("mode") or parts.get("mode", "tree")).strip(),
+        subagents=bool(flags.get("can_delegate", '"kind": "subagent"' in system)),
+        lite=bool(flags.get("lite", "keep no TodoList" in system)),
         conversation=bool(json.loads(parts.get("conversation", "[]") or "[]")),
         requirements=_json_list(parts.get("requirements", "")),
         coverage=_json_list(parts.get("coverage", "")),

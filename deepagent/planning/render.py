@@ -58,8 +58,15 @@ def planner_messages(ctx: PlannerContext) -> list[BaseMessage]:
         requirements=requirements_part(ctx.requirements, ctx.requirement_tools),
         coverage=coverage_part(ctx.coverage),
         mode=ctx.mode,
+        run_flags=_json(run_flags(ctx)),
     )
     return [SystemMessage(system), HumanMessage(user)]
+
+
+def run_flags(ctx: PlannerContext) -> dict[str, object]:
+    """How this run plans, as data (the rules above say it in words): its mode, whether
+    it may delegate to SubAgents, whether it is a lite SubAgent that keeps no TodoList."""
+    return {"mode": ctx.mode, "can_delegate": not ctx.subagent, "lite": ctx.lite}
 
 
 def _history(ctx: PlannerContext) -> str:
