@@ -6,8 +6,8 @@ import json
 import time
 from typing import Annotated, Any, TypedDict
 
-from deepagent.execution.records import ActionRecord
-from deepagent.planning.context import ActionView, RoundView
+from deepagent.execution.records import ActionRecord, view_of
+from deepagent.planning.context import RoundView
 from deepagent.record import RoundRecord
 from deepagent.schema import JSON, TodoItem
 
@@ -74,18 +74,8 @@ def call_key(tool: str | None, args: JSON) -> str:
 
 
 def collected_entry(record: ActionRecord, modules: dict[str, str]) -> dict[str, Any]:
-    """What the analysis gets of one executed action copy."""
-    return {
-        "action_id": record.id,
-        "tool": record.tool or "subagent",
-        "module": modules.get(record.tool or "", ""),
-        "args": record.args,
-        "status": record.status,
-        "source": record.source,
-        "plain_text": record.output_preview,
-        "data": record.data,
-        "item_index": record.item_index,
-    }
+    """What the analysis gets of one executed action copy, as JSON."""
+    return record.collected(modules.get(record.tool or "", "")).model_dump(mode="json")
 
 
 def round_entry(
@@ -107,18 +97,8 @@ def round_entry(
 
 
 def round_view(r: dict[str, Any]) -> RoundView:
-    actions = [
-        ActionView(
-            id=a["id"],
-            tool=a.get("tool"),
-            args=a.get("args", {}),
-            status=a["status"],
-            error=a.get("error"),
-            output_preview=a.get("output_preview", ""),
-            item_index=a.get("item_index"),
-        )
-        for a in r.get("actions", [])
-    ]
+    """The planner's view of a stored round."""
+    actions = [view_of(a) for a in r.get("actions", [])]
     return RoundView(
         index=r["index"], decision=r["decision"], actions=actions, note=r.get("note", "")
     )

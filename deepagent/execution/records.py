@@ -1,11 +1,16 @@
-"""What the executor records about each action (the RunRecord's ``actions`` entries)."""
+"""What the executor records about each action (the RunRecord's ``actions`` entries): the
+one action record, and its projections for the planner (``ActionView``: previews, no
+data) and for the analysis (``CollectedResult``: the data)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import Field
 
+from deepagent.analysis.inputs import CollectedResult
+from deepagent.planning.context import ActionView
 from deepagent.schema import JSON, Strict
 from deepagent.vocab import ActionStatus
 
@@ -24,6 +29,25 @@ class ActionRecord(Strict):
     output_preview: str = ""
     item_index: int | None = Field(default=None, description="for_each copy number")
     data: JSON = Field(default=None, exclude=True, description="the copy's data (not persisted)")
+
+    def collected(self, module: str) -> CollectedResult:
+        """What the analysis gets of this executed copy."""
+        return CollectedResult(
+            action_id=self.id,
+            tool=self.tool or "subagent",
+            module=module,
+            args=self.args,
+            status=self.status,
+            source=self.source,
+            plain_text=self.output_preview,
+            data=self.data,
+            item_index=self.item_index,
+        )
+
+
+def view_of(stored: Mapping[str, Any]) -> ActionView:
+    """The planner's view of a stored action record (JSON): the fields the view has."""
+    return ActionView.model_validate({k: stored[k] for k in ActionView.model_fields if k in stored})
 
 
 class TreeOutcome(Strict):
