@@ -16,8 +16,10 @@ from langgraph.types import Command
 from context_loader.models import ContextRequest, LoadedContext
 from deepagent import events as ev
 from deepagent.distributed.rq_runner import RQBackend
-from deepagent.graph import RunDeps, build_graph
 from deepagent.language import detect_language
+from deepagent.loop.graph import RunDeps, build_graph
+from deepagent.loop.routing import stop_kind
+from deepagent.loop.state import RunState
 from deepagent.record import (
     RoundRecord,
     RunRecord,
@@ -26,10 +28,8 @@ from deepagent.record import (
     TokenCount,
 )
 from deepagent.requirements.model import Coverage
-from deepagent.routing import stop_kind
-from deepagent.state import RunState
 from deepagent.subagents import LocalBackend, SubAgentBackend, SubAgentDispatcher
-from deepagent.summarizing import Summarizer
+from deepagent.summaries.scheduler import Summarizer
 from deepagent.vocab import StopKind
 from deepagent.workspace import cleanup_once
 

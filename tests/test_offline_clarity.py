@@ -8,7 +8,7 @@ import pytest
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest, PageContext
-from deepagent.graph import RunDeps
+from deepagent.loop.graph import RunDeps
 from deepagent.offline.clarity import about_itself, unclear
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.record import RunRecord

@@ -9,7 +9,7 @@ import pytest
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
-from deepagent.graph import RunDeps
+from deepagent.loop.graph import RunDeps
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.runs import Agent
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deepagent.routing import (
+from deepagent.loop.routing import (
     LoopFacts,
     Stop,
     ToAnalysis,

@@ -90,7 +90,7 @@ async def _run(
 ) -> str:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    from deepagent.graph import RunDeps
+    from deepagent.loop.graph import RunDeps
     from deepagent.runs import Agent
 
     settings.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ from deepagent.binding import BindingError, fill_template, param_names
 from deepagent.language import detect_language
 from deepagent.planning.render import sections
 from deepagent.schema import JSON, ActionSpec
-from deepagent.summary import done_actions
+from deepagent.summaries.summarizer import done_actions
 
 
 @dataclass(frozen=True)

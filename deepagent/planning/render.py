@@ -11,7 +11,7 @@ import re
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from deepagent.coverage_step import coverage_part, requirements_part
+from deepagent.loop.coverage_step import coverage_part, requirements_part
 from deepagent.planning.context import PlannerContext
 from deepagent.prompts import render
 from deepagent.vocab import Mode

@@ -38,7 +38,7 @@ from deepagent.simllm.readers import (
     upto_prompt,
     user_text,
 )
-from deepagent.summary import summarize_offline
+from deepagent.summaries.summarizer import summarize_offline
 
 Messages = Sequence[BaseMessage]
 

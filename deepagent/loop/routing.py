@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from deepagent.guards import duplicate_batch
+from deepagent.loop.guards import duplicate_batch
 from deepagent.schema import CallActions, CallHuman, PlannerDecision
 from deepagent.settings import Settings
 from deepagent.vocab import GUARD_KINDS, StopKind

@@ -1,12 +1,12 @@
-"""Guard predicates over a run's rounds (the budgets themselves: ``deepagent.routing``)."""
+"""Guard predicates over a run's rounds (the budgets themselves: ``deepagent.loop.routing``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from deepagent.loop.state import call_key
 from deepagent.schema import ActionSpec, value_refs
-from deepagent.state import call_key
 
 
 def duplicate_batch(actions: Sequence[ActionSpec], rounds: Sequence[dict[str, Any]]) -> bool:

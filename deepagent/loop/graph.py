@@ -21,12 +21,10 @@ from deepagent.analysis import (
     stream_llm_analysis,
     stream_offline_analysis,
 )
-from deepagent.coverage_step import run_coverage, subagent_tools
 from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
-from deepagent.offline.pacing import Pace
-from deepagent.planning.planner import plan_round
-from deepagent.routing import (
+from deepagent.loop.coverage_step import run_coverage, subagent_tools
+from deepagent.loop.routing import (
     LoopFacts,
     Route,
     Stop,
@@ -36,8 +34,7 @@ from deepagent.routing import (
     after_planning,
     guard,
 )
-from deepagent.schema import CallActions, CallHuman, PlannerDecision
-from deepagent.state import (
+from deepagent.loop.state import (
     RunState,
     add_time,
     add_tokens,
@@ -45,11 +42,14 @@ from deepagent.state import (
     merged,
     round_entry,
 )
-from deepagent.streaming import action_event, emit
+from deepagent.loop.streaming import action_event, emit
+from deepagent.loop.views import RunView, analysis_input, planner_context
+from deepagent.offline.pacing import Pace
+from deepagent.planning.planner import plan_round
+from deepagent.schema import CallActions, CallHuman, PlannerDecision
 from deepagent.subagents import SubAgentBackend
-from deepagent.summarizing import Summarizer
+from deepagent.summaries.scheduler import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
-from deepagent.views import RunView, analysis_input, planner_context
 from deepagent.workspace import Workspace
 
 

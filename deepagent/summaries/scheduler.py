@@ -16,13 +16,13 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from deepagent import events as ev
+from deepagent.loop.state import APPENDED, RunState, round_view
+from deepagent.loop.state import merged as merged_state
 from deepagent.offline.pacing import Pace
 from deepagent.record import SummaryRecord
 from deepagent.schema import TodoItem
 from deepagent.settings import Settings
-from deepagent.state import APPENDED, RunState, round_view
-from deepagent.state import merged as merged_state
-from deepagent.summary import history_tokens, summarize_offline, summarize_with_model
+from deepagent.summaries.summarizer import history_tokens, summarize_offline, summarize_with_model
 
 
 @dataclass
