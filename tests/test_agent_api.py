@@ -10,13 +10,13 @@ import pytest
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
-from deepagent import runs
+from deepagent import agent as runs
+from deepagent.agent import Agent
 from deepagent.batch.items import BatchItem
 from deepagent.batch.local import run_local
 from deepagent.batch.output import BatchLine
 from deepagent.deps import RunDeps
 from deepagent.offline.models import OfflinePlannerModel
-from deepagent.runs import Agent
 from tests.questions import LOOKUP, SKINCARE
 
 

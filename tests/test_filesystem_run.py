@@ -9,9 +9,9 @@ from pathlib import Path
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.loop.graph import RunDeps
 from deepagent.offline.models import OfflinePlannerModel
-from deepagent.runs import Agent
 from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 

@@ -9,10 +9,10 @@ import yaml
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.loop.graph import RunDeps
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.record import RunRecord
-from deepagent.runs import Agent
 from deepagent.testing import ScriptedChatModel
 from tests.questions import LOOKUP, SKINCARE
 

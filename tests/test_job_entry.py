@@ -9,13 +9,13 @@ import pytest
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.deps import RunDeps
 from deepagent.distributed import jobs
 from deepagent.distributed.protocol import JOB_FUNC, job_payload
 from deepagent.distributed.run_jobs import run_question
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.record import RunRecord
-from deepagent.runs import Agent
 from tests.questions import LOOKUP
 
 

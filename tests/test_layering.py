@@ -90,9 +90,9 @@ def test_the_engine_imports_neither_the_evaluation_nor_a_business_package() -> N
 def test_the_checker_sees_a_cycle_and_a_function_level_import(tmp_path: Path) -> None:
     graph = nx.DiGraph([("a", "b"), ("b", "a")])
     assert [c for c in nx.strongly_connected_components(graph) if len(c) > 1]
-    tree = ast.parse("def f():\n    from deepagent import runs\n")
+    tree = ast.parse("def f():\n    from deepagent import agent\n")
     imports = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
-    assert list(_targets(imports[0], "x", False)) == ["deepagent.runs"]
+    assert list(_targets(imports[0], "x", False)) == ["deepagent.agent"]
 
 
 def test_modules_are_small() -> None:

@@ -8,11 +8,11 @@ import pytest
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest, PageContext
+from deepagent.agent import Agent
 from deepagent.loop.graph import RunDeps
 from deepagent.offline.clarity import about_itself, unclear
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.record import RunRecord
-from deepagent.runs import Agent
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ import pytest
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.loop.graph import RunDeps
 from deepagent.offline.models import OfflinePlannerModel
-from deepagent.runs import Agent
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.cli.app import build_app
 from deepagent.deps import RunDeps
 from deepagent.distributed.cluster import RedisServer, WorkerPool, free_port, worker_env
@@ -22,7 +23,6 @@ from deepagent.distributed.connection import RedisUnavailable, connect
 from deepagent.distributed.rq_runner import RQRunner
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.record import RunRecord
-from deepagent.runs import Agent
 from deepagent.schema import SubAgentTask
 from deepagent.settings import Settings
 

@@ -11,10 +11,10 @@ from pydantic import Field
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.deps import RunDeps
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.planning.render import sections
-from deepagent.runs import Agent
 from deepagent.service.manager import RunManager
 from deepagent.service.memory import render
 from deepagent.service.store import NewRun, Store

@@ -23,6 +23,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from context_loader.identify import Evidence, LLMClassifier
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.binder import LLMBinder
 from deepagent.binding import BindingError
 from deepagent.deps import RunDeps
@@ -32,7 +33,6 @@ from deepagent.offline.planner import decide
 from deepagent.planning.context import PlannerContext
 from deepagent.planning.render import planner_messages
 from deepagent.record import RunRecord
-from deepagent.runs import Agent
 from deepagent.settings import Settings
 from deepagent.simllm import POLICIES, Latency, SimConfig
 from deepagent.simllm.server import Running, serve_in_thread

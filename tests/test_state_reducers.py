@@ -6,10 +6,10 @@ from typing import get_type_hints
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.deps import RunDeps
 from deepagent.loop.state import APPENDED, RunState, appended, merged
 from deepagent.offline.models import OfflinePlannerModel
-from deepagent.runs import Agent
 from tests.questions import SKINCARE
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.loop.graph import RunDeps
 from deepagent.offline.models import OfflinePlannerModel
-from deepagent.runs import Agent
 
 QUESTION = (
     "For the three fastest-growing womenswear categories, "

@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from context_loader.loader import ContextLoader
+from deepagent.agent import Agent
 from deepagent.batch.items import BatchItem, failed_record
 from deepagent.batch.output import BatchLine
 from deepagent.deps import RunDeps
-from deepagent.runs import Agent
 from deepagent.settings import Settings
 
 Emit = Callable[[BatchLine], None]

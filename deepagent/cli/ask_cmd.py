@@ -90,8 +90,8 @@ async def _run(
 ) -> str:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+    from deepagent.agent import Agent
     from deepagent.loop.graph import RunDeps
-    from deepagent.runs import Agent
 
     settings.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
     async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:

@@ -23,7 +23,7 @@ from deepagent.distributed.protocol import RunJob, job_result
 from deepagent.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from deepagent.runs import Agent
+    from deepagent.agent import Agent
 
 _agent: Agent | None = None
 
@@ -32,8 +32,8 @@ def preload(settings: Settings) -> Agent:
     """Build this process's SubAgent graph and its dependencies (once)."""
     global _agent
     if _agent is None:
+        from deepagent.agent import Agent
         from deepagent.deps import RunDeps
-        from deepagent.runs import Agent
 
         _agent = Agent(RunDeps.create(settings, use_redis=False))
         asyncio.run(_warm_up(_agent))

@@ -31,7 +31,7 @@ from context_loader.models import ContextRequest
 from deepagent.distributed.protocol import JOB_FUNC, JobResult, alive_key, job_payload
 from deepagent.record import RunRecord
 from deepagent.schema import JSON
-from deepagent.subagents import Scope, SubAgentDispatcher, SubAgentFailed, SubAgentRun
+from deepagent.subagents.dispatch import Scope, SubAgentDispatcher, SubAgentFailed, SubAgentRun
 
 if TYPE_CHECKING:
     from deepagent.deps import RunDeps

@@ -47,7 +47,7 @@ from deepagent.loop.views import RunView, analysis_input, planner_context
 from deepagent.offline.pacing import Pace
 from deepagent.planning.planner import plan_round
 from deepagent.schema import CallActions, CallHuman, PlannerDecision
-from deepagent.subagents import SubAgentBackend
+from deepagent.subagents.dispatch import SubAgentBackend
 from deepagent.summaries.scheduler import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
 from deepagent.workspace import Workspace

@@ -8,8 +8,8 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from deepagent.agent import Agent
 from deepagent.deps import RunDeps
-from deepagent.runs import Agent
 from deepagent.service import openai_compat, routes_runs
 from deepagent.service.backends import open_checkpointer, open_store
 from deepagent.service.limits import BodyLimit, RateLimiter

@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator
 
 from context_loader.models import ContextRequest
 from deepagent import events as ev
+from deepagent.agent import Agent
 from deepagent.record import RunRecord
-from deepagent.runs import Agent
 from deepagent.service.backends import ServiceStore
 from deepagent.service.memory import MemoryKeeper
 from deepagent.service.store import NewRun

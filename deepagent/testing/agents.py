@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from context_loader.models import ContextRequest, LoadedContext
+from deepagent.agent import Agent
 from deepagent.deps import RunDeps
 from deepagent.language import detect_language
 from deepagent.offline.models import OfflinePlannerModel
 from deepagent.planning.planner import Planner
 from deepagent.requirements.model import Requirements
-from deepagent.runs import Agent
 from deepagent.schema import JSON
 from deepagent.settings import Settings
 from deepagent.tools import ToolRegistry

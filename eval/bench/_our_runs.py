@@ -12,10 +12,10 @@ import uuid
 from dataclasses import dataclass
 
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.record import RunRecord
-from deepagent.runs import Agent
 from deepagent.schema import SubAgentTask
-from deepagent.subagents import subagent_request
+from deepagent.subagents.dispatch import subagent_request
 from eval.bench._react_script import SubRunKey
 
 

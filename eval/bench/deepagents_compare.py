@@ -29,10 +29,10 @@ from importlib.metadata import version
 from typing import Any
 
 from context_loader.loader import ContextLoader
+from deepagent.agent import Agent
 from deepagent.deps import RunDeps
 from deepagent.offline.pacing import Pace
 from deepagent.record import RunRecord
-from deepagent.runs import Agent
 from deepagent.settings import Settings, load_settings
 from eval.bench._compare_table import SYSTEMS, Figures, lines, ratios, totals
 from eval.bench._deepagents_driver import DeepagentsRun, run_deepagents

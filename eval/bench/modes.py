@@ -23,10 +23,10 @@ from typing import Any
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.deps import RunDeps
 from deepagent.llm.config import ModelConfig
 from deepagent.record import RunRecord
-from deepagent.runs import Agent
 from deepagent.settings import Settings, load_settings
 from deepagent.simllm.config import Latency, SimConfig
 from deepagent.simllm.server import serve_in_thread

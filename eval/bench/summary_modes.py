@@ -16,8 +16,8 @@ from pathlib import Path
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.loop.graph import RunDeps
-from deepagent.runs import Agent
 from deepagent.settings import load_settings
 
 QUESTION = (

@@ -8,7 +8,7 @@ Layout of an eval directory (``--out``, default ``var/evals/<set>[-<config>]``):
     summary.json               the aggregated metrics
 
 Execution is behind ``CaseExecutor``: ``LocalExecutor`` runs cases in this process
-through ``deepagent.runs.Agent`` (bounded by ``workers``); an RQ executor that sends each
+through ``deepagent.agent.Agent`` (bounded by ``workers``); an RQ executor that sends each
 (case, repeat) to a worker and returns its ``StoredRun`` plugs in at the same seam.
 """
 
@@ -27,9 +27,9 @@ from typing import Any, Protocol
 from langgraph.checkpoint.memory import InMemorySaver
 
 from context_loader.models import ContextRequest
+from deepagent.agent import Agent
 from deepagent.deps import RunDeps
 from deepagent.record import RunRecord
-from deepagent.runs import Agent
 from deepagent.schema import JSON
 from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor

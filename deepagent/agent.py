@@ -28,7 +28,8 @@ from deepagent.record import (
     TokenCount,
 )
 from deepagent.requirements.model import Coverage
-from deepagent.subagents import LocalBackend, SubAgentBackend, SubAgentDispatcher
+from deepagent.subagents.dispatch import SubAgentBackend, SubAgentDispatcher
+from deepagent.subagents.local import LocalBackend
 from deepagent.summaries.scheduler import Summarizer
 from deepagent.vocab import StopKind
 from deepagent.workspace import cleanup_once

@@ -8,7 +8,7 @@ figures they rest on.
 Two runners share one front (:class:`SubAgentDispatcher`: request, events, records):
 ``LocalRunner`` runs SubAgents as asyncio tasks in this process, ``RQRunner``
 (``deepagent.distributed``) as jobs on RQ workers when a Redis URL is configured. The
-composition root (``deepagent.runs.Agent``) picks the back end (:class:`SubAgentBackend`)
+composition root (``deepagent.agent.Agent``) picks the back end (:class:`SubAgentBackend`)
 once; the graph only asks it for a dispatcher per execution round.
 """
 
@@ -18,7 +18,6 @@ import contextlib
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 
@@ -197,53 +196,9 @@ class SubAgentDispatcher(ABC):
         )
 
 
-RunChild = Callable[[ContextRequest, str], Awaitable[RunRecord]]
-"""Drives one SubAgent sub-run (request, run id) to its end: the composition root's."""
-
-
-class LocalRunner(SubAgentDispatcher):
-    """Runs each SubAgent in-process on the graph the composition root built for them
-    (one compiled graph for every SubAgent of the process, a thread per sub-run)."""
-
-    def __init__(
-        self,
-        deps: RunDeps,
-        parent: ContextRequest,
-        parent_run_id: str,
-        *,
-        child: RunChild,
-        **scope: Unpack[Scope],
-    ) -> None:
-        super().__init__(deps, parent, parent_run_id, **scope)
-        self.child = child
-
-    async def execute(self, run_id: str, request: ContextRequest) -> SubAgentRun:
-        return SubAgentRun(record=await self.child(request, run_id))
-
-
 class SubAgentBackend(Protocol):
     """Where a run's SubAgents execute; chosen once, at the composition root."""
 
     def dispatcher(
         self, parent: ContextRequest, parent_run_id: str, *, round_index: int, parent_started: float
     ) -> SubAgentDispatcher: ...
-
-
-@dataclass(frozen=True)
-class LocalBackend:
-    """SubAgents as asyncio tasks of this process."""
-
-    deps: RunDeps
-    child: RunChild
-
-    def dispatcher(
-        self, parent: ContextRequest, parent_run_id: str, *, round_index: int, parent_started: float
-    ) -> SubAgentDispatcher:
-        return LocalRunner(
-            self.deps,
-            parent,
-            parent_run_id,
-            child=self.child,
-            round_index=round_index,
-            parent_started=parent_started,
-        )
