@@ -31,8 +31,8 @@ from deepagent.requirements.model import Coverage
 from deepagent.subagents.dispatch import SubAgentBackend, SubAgentDispatcher
 from deepagent.subagents.local import LocalBackend
 from deepagent.summaries.scheduler import Summarizer
+from deepagent.tools.offload.workspace import cleanup_once
 from deepagent.vocab import StopKind
-from deepagent.workspace import cleanup_once
 
 EventSink = Callable[[ev._Event], None]
 

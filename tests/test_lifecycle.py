@@ -10,10 +10,10 @@ import pytest
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
-from deepagent import workspace
 from deepagent.agent import Agent
 from deepagent.deps import RunDeps
 from deepagent.offline.models import OfflinePlannerModel
+from deepagent.tools.offload import workspace
 from tests.questions import SKINCARE
 
 DRILL = (

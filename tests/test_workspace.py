@@ -13,8 +13,8 @@ import pytest
 from deepagent.schema import ToolResult
 from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
+from deepagent.tools.offload.workspace import Workspace, WorkspaceError, cleanup, should_offload
 from deepagent.tools.registry import load_module
-from deepagent.workspace import Workspace, WorkspaceError, cleanup, should_offload
 
 DATA = {
     "query": "品类趋势",
@@ -239,7 +239,7 @@ def test_cleanup_argument_bounds(tmp_path: Path) -> None:
 
 
 def make_executor(params: dict[str, object], **settings: object) -> ToolExecutor:
-    registry = ToolRegistry([load_module("deepagent.workspace_tools")])
+    registry = ToolRegistry([load_module("deepagent.tools.offload.plugin")])
     ctx = ToolContext(
         settings=Settings(**settings),  # type: ignore[arg-type]
         now=date(2026, 1, 15),
@@ -304,3 +304,10 @@ async def test_tools_refuse_without_a_workspace_root() -> None:
         assert not result.ok and result.error is not None
         assert result.error.kind == "refused"
         assert result.error.message == "the FileSystem is not enabled for this run"
+
+
+def test_the_previous_plugin_path_loads_the_workspace_tools_once(tmp_path: Path) -> None:
+    settings = Settings(modules=["deepagent.workspace_tools"], filesystem=True,
+                        workspace_root=tmp_path, entry_points=False)  # fmt: skip
+    registry = ToolRegistry.load(settings)
+    assert {"list_results", "read_result"} <= set(registry.tools)

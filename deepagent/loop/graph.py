@@ -50,7 +50,7 @@ from deepagent.schema import CallActions, CallHuman, PlannerDecision
 from deepagent.subagents.dispatch import SubAgentBackend
 from deepagent.summaries.scheduler import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
-from deepagent.workspace import Workspace
+from deepagent.tools.offload.workspace import Workspace
 
 
 class Nodes:

@@ -17,9 +17,14 @@ from pydantic import ValidationError
 
 from deepagent.schema import JSON, ToolResult
 from deepagent.tools.capping import cap_result
+from deepagent.tools.offload.workspace import (
+    Workspace,
+    WorkspaceError,
+    offload_note,
+    should_offload,
+)
 from deepagent.tools.registry import ToolRegistry
 from deepagent.tools.spec import ToolContext, ToolSpec
-from deepagent.workspace import Workspace, WorkspaceError, offload_note, should_offload
 
 
 class ToolExecutor:

@@ -191,10 +191,16 @@ class ToolRegistry:
         if settings.entry_points:
             eps = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
             paths.extend(ep.value for ep in eps)
-        paths.extend(p for p in settings.modules if p not in paths)
-        if settings.filesystem:
-            paths.append("deepagent.workspace_tools")
+        wanted = [_ALIASES.get(p, p) for p in settings.modules]
+        paths.extend(p for p in dict.fromkeys(wanted) if p not in paths)
+        if settings.filesystem and WORKSPACE_PLUGIN not in paths:
+            paths.append(WORKSPACE_PLUGIN)
         return cls(load_module(path) for path in paths)
+
+
+WORKSPACE_PLUGIN = "deepagent.tools.offload.plugin"
+_ALIASES = {"deepagent.workspace_tools": WORKSPACE_PLUGIN}
+"""Plugin paths of the previous release, loaded as their new module (never twice)."""
 
 
 def load_module(path: str) -> BusinessModule:

@@ -3,7 +3,7 @@
 Off by default. When the run loop enables it, a successful result whose JSON data exceeds
 the size limit (``should_offload``) is written in full to ``<root>/<run_id>/results/`` and
 the context keeps only a preview (``Workspace.offload``); the planner pages through the
-file with the ``read_result`` tool (``deepagent.workspace_tools``). Every path a caller
+file with the ``read_result`` tool (``deepagent.tools.offload.plugin``). Every path a caller
 names is confined to ``results/`` of its own run; anything else is a ``WorkspaceError``.
 """
 
