@@ -15,7 +15,6 @@ from langgraph.types import Command
 
 from context_loader.models import ContextRequest, LoadedContext
 from deepagent import events as ev
-from deepagent.distributed.rq_runner import RQBackend
 from deepagent.language import detect_language
 from deepagent.loop.graph import RunDeps, build_graph
 from deepagent.loop.routing import stop_kind
@@ -28,7 +27,7 @@ from deepagent.record import (
     TokenCount,
 )
 from deepagent.requirements.model import Coverage
-from deepagent.subagents.dispatch import SubAgentBackend, SubAgentDispatcher
+from deepagent.subagents.dispatch import SubAgentBackend
 from deepagent.subagents.local import LocalBackend
 from deepagent.summaries.scheduler import Summarizer
 from deepagent.tools.offload.workspace import cleanup_once
@@ -82,9 +81,8 @@ class Agent:
         self.deps = deps
         self.subagents = subagents or self._backend()
         self.summarizer = Summarizer(deps.settings, deps.summarizer)
-        self.graph = build_graph(
-            deps, checkpointer or InMemorySaver(), self.subagents, self.summarizer
-        )
+        self.checkpointer = checkpointer or InMemorySaver()
+        self.graph = build_graph(deps, self.checkpointer, self.subagents, self.summarizer)
         settings = deps.settings
         if settings.filesystem:
             cleanup_once(settings.workspace_root, settings.workspace_retention_s)
@@ -143,6 +141,9 @@ class Agent:
     def _backend(self) -> SubAgentBackend:
         """RQ workers when Redis is configured, else this process (composition root)."""
         if self.deps.redis is not None:
+            # rq is imported only where Redis is configured (it costs every CLI start)
+            from deepagent.distributed.rq_runner import RQBackend
+
             return RQBackend(self.deps)
         return LocalBackend(self.deps, self._run_child)
 
@@ -157,7 +158,7 @@ class Agent:
         process, and a SubAgent never delegates further)."""
         if self._children is None:
             deps = self.deps.for_subagents()
-            self._children = Agent(deps, InMemorySaver(), subagents=_NO_SUBAGENTS)
+            self._children = Agent(deps, InMemorySaver())  # its runs never delegate
         record = await self._children.run_to_end(request, mode="tree", run_id=run_id)
         await self._children.discard(run_id)
         return record
@@ -175,8 +176,7 @@ class Agent:
         their records elsewhere)."""
         self.forget(run_id)
         self.summarizer.drop(run_id)
-        if self.graph.checkpointer is not None and not isinstance(self.graph.checkpointer, bool):
-            await self.graph.checkpointer.adelete_thread(run_id)
+        await self.checkpointer.adelete_thread(run_id)
 
     async def _drive(self, run_id: str, payload: Any) -> AsyncIterator[ev._Event]:
         stamper = self._stampers.setdefault(run_id, ev.EventStamper(run_id))
@@ -242,19 +242,6 @@ class Agent:
 
     async def record(self, run_id: str) -> RunRecord:
         return (await self.snapshot(run_id)).record()
-
-
-class _NoSubAgents:
-    """The back end of SubAgent runs themselves: they never delegate (the graph does not
-    ask a SubAgent request for a dispatcher)."""
-
-    def dispatcher(
-        self, parent: ContextRequest, parent_run_id: str, *, round_index: int, parent_started: float
-    ) -> SubAgentDispatcher:
-        raise RuntimeError("a SubAgent cannot delegate")
-
-
-_NO_SUBAGENTS = _NoSubAgents()
 
 
 def _config(run_id: str) -> RunnableConfig:

@@ -78,7 +78,7 @@ class OfflineExtractor:
         out: list[Requirement] = [*subjects, *periods]
         mentions = [("", t, spans.text[s:e], s) for t, s, e in terms if kinds[id(t)] == "measure"]
         chosen = selections(spans, comparison is not None, mentions)
-        measures = _superseded(_people(spans, measures, aspects, chosen), chosen)
+        measures = _numbered(_superseded(_people(spans, measures, aspects, chosen), chosen))
         out += [MeasureReq(id=rid, text=text, measure=t.name) for rid, t, text, _ in measures]
         out += _ranked_by(chosen, measures)
         out += _market_size(spans, [r for r in out if isinstance(r, MeasureReq)])
@@ -130,8 +130,12 @@ def _words(term: Term) -> set[str]:
 def _superseded(measures: list[Found], chosen: list[SelectionReq]) -> list[Found]:
     """The superlative's own measure word gives way to the finer measure it ranks by
     ("the two priciest sub-categories by average price" ranks by avg_price, not price)."""
-    out = [f for f in measures if not any(_finer(s, f) for s in chosen)]
-    return [(f"m{n}", t, x, p) for n, (_r, t, x, p) in enumerate(out, 1)]
+    return [f for f in measures if not any(_finer(s, f) for s in chosen)]
+
+
+def _numbered(measures: list[Found]) -> list[Found]:
+    """The measures kept, their ids renumbered in order."""
+    return [(f"m{n}", t, x, p) for n, (_r, t, x, p) in enumerate(measures, 1)]
 
 
 def _finer(sel: SelectionReq, found: Found) -> bool:
@@ -193,7 +197,7 @@ def _people(
         if term.name == "buyers" and not _COUNTED.search(text + spans.text[lo:hi]):
             continue
         out.append(found)
-    return [(f"m{n}", t, x, p) for n, (_r, t, x, p) in enumerate(out, 1)]
+    return out
 
 
 _RANKED_ASPECT = {"category": "subcategories", "keyword": "search_terms"}

@@ -238,7 +238,7 @@ def _singular_which(clause: str) -> bool:
     words = re.findall(r"[a-z-]+", clause[m.end() :].lower())[:6]
     nouns = [x for x in words[:4] if any(p.fullmatch(x) for _t, p in w.TARGETS)]
     if nouns:
-        return not (nouns[-1].endswith("s") or nouns[-1] == "leaves")
+        return not _plural(nouns[-1])
     verb = next((x for x in words if x in _SINGULAR or x in _PLURAL), None)
     return verb in _SINGULAR  # "which hand cream is …", "which of them are …"
 
@@ -259,7 +259,12 @@ def _singular_after(text: str, end: int) -> int | None:
             break  # the clause ends
     if noun is None:
         return None
-    return None if noun.endswith("s") or noun == "leaves" else 1
+    return None if _plural(noun) else 1
+
+
+def _plural(noun: str) -> bool:
+    """An English target noun in the plural ("brands", "categories", "leaves")."""
+    return noun.endswith("s") or noun == "leaves"
 
 
 _STOP = {"of", "in", "by", "order", "for", "with", "the", "a", "an", "to", "and", "or", "on",

@@ -16,7 +16,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from deepagent import events as ev
-from deepagent.loop.state import APPENDED, RunState, round_view
+from deepagent.loop.state import RunState, round_view
 from deepagent.loop.state import merged as merged_state
 from deepagent.offline.pacing import Pace
 from deepagent.record import SummaryRecord
@@ -63,7 +63,7 @@ class Summarizer:
         if mode == "sync":
             await asyncio.wait([task])
             more, more_events = self._swap(merged)
-            update = _combined(update, more)
+            update = dict(merged_state(update, more))  # type: ignore[arg-type]
             events += more_events
         return update, events
 
@@ -129,12 +129,3 @@ class Summarizer:
             await Pace.for_role(self.settings, "summarizer").wait_for(text)
             return text
         return await summarize_with_model(self.model, question, views, todo, state.get("summary"))
-
-
-def _combined(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
-    """Two updates as one (append-only channels keep both's entries)."""
-    out = {**first, **then}
-    for key in APPENDED:
-        if key in first and key in then:
-            out[key] = [*first[key], *then[key]]
-    return out
