@@ -14,7 +14,7 @@ from rich.table import Table
 
 from business.data.generator import DEFAULT_SEED, GenerationReport, generate, stats
 from deepagent.cli.errors import bad_input
-from deepagent.settings import load_settings
+from deepagent.core.settings import load_settings
 
 app = typer.Typer(help="Generate and inspect the sample marketplace data.", no_args_is_help=True)
 

@@ -31,11 +31,11 @@ from context_loader.requirements import (
     RequirementExtractor,
     inherit,
 )
-from deepagent.language import detect_language
+from deepagent.core.question import detect_language
+from deepagent.core.schema import JSON
+from deepagent.core.settings import Settings
 from deepagent.llm import chat_model
 from deepagent.requirements.model import Requirements
-from deepagent.schema import JSON
-from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 from deepagent.tools.registry import COMMON_MODULE, ModuleManifest, ParamSpec
 from rag_cases.retriever import CaseHit, CaseRetriever

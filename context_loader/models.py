@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from deepagent.core.schema import JSON, Strict
 from deepagent.requirements.model import Requirements
-from deepagent.schema import JSON, Strict
 
 
 class PageContext(Strict):

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from graphlib import CycleError, TopologicalSorter
 
 from context_loader.models import ContextRequest, ParamStatus
-from deepagent.binding import BindingError, fill_template, param_names, search
-from deepagent.schema import JSON
+from deepagent.core.schema import JSON
+from deepagent.core.templates import BindingError, fill_template, param_names, search
 from deepagent.tools import ToolExecutor
 from deepagent.tools.registry import ParamSpec
 

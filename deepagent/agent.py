@@ -15,7 +15,8 @@ from langgraph.types import Command
 
 from context_loader.models import ContextRequest, LoadedContext
 from deepagent import events as ev
-from deepagent.language import detect_language
+from deepagent.core.question import detect_language
+from deepagent.core.vocab import StopKind
 from deepagent.loop.graph import RunDeps, build_graph
 from deepagent.loop.routing import stop_kind
 from deepagent.loop.state import RunState
@@ -31,7 +32,6 @@ from deepagent.subagents.dispatch import SubAgentBackend
 from deepagent.subagents.local import LocalBackend
 from deepagent.summaries.scheduler import Summarizer
 from deepagent.tools.offload.workspace import cleanup_once
-from deepagent.vocab import StopKind
 
 EventSink = Callable[[ev._Event], None]
 

@@ -10,12 +10,12 @@ from redis import Redis
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest, LoadedContext
-from deepagent.binder import LLMBinder
+from deepagent.core.settings import Settings
+from deepagent.execution.ask import LLMBinder
 from deepagent.llm import chat_model
-from deepagent.offline.models import OfflinePlannerModel
-from deepagent.offline.pacing import Pace
+from deepagent.llm.pacing import Pace
+from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.planning.planner import Planner
-from deepagent.settings import Settings
 from deepagent.tools import ToolRegistry
 from rag_cases.store import CaseLibrary
 from skills.loader import Skill

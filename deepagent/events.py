@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
+from deepagent.core.schema import JSON, Strict, TodoItem
 from deepagent.requirements.model import CoverageItem
-from deepagent.schema import JSON, Strict, TodoItem
 
 
 class _Event(Strict):

@@ -6,10 +6,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from deepagent.core.schema import JSON, Strict, TodoItem
+from deepagent.core.vocab import RunStatus, StopKind
 from deepagent.execution.records import ActionRecord
 from deepagent.requirements.model import CoverageItem, Requirements
-from deepagent.schema import JSON, Strict, TodoItem
-from deepagent.vocab import RunStatus, StopKind
 
 
 class RoundRecord(Strict):

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest, LoadedContext, PageContext
-from deepagent.schema import Strict
+from deepagent.core.schema import Strict
 
 DEFAULT_SET = Path(__file__).parent / "sets" / "context.jsonl"
 

@@ -1,5 +1,5 @@
 """The case record. Its ``plan`` is an Action Tree template in the ActionSpec format whose
-string values may hold ``{{...}}`` placeholders (grammar: deepagent/binding.py)."""
+string values may hold ``{{...}}`` placeholders (grammar: deepagent/core/templates.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from deepagent.binding import check_placeholders
-from deepagent.schema import ActionSpec, Strict
+from deepagent.core.schema import ActionSpec, Strict
+from deepagent.core.templates import check_placeholders
 
 QuestionType = Literal["lookup", "analysis"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 from pydantic import Field, ValidationError
 
-from deepagent.schema import Strict
+from deepagent.core.schema import Strict
 
 SKILLS_DIR = Path(__file__).parent
 

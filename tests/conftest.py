@@ -15,7 +15,7 @@ import pytest
 
 from business.data.generator import generate
 from context_loader.loader import ContextLoader
-from deepagent.settings import Settings
+from deepagent.core.settings import Settings
 from deepagent.testing import RedisServer
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 

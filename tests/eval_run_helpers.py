@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deepagent.core.schema import JSON, TodoItem
 from deepagent.execution.records import ActionRecord
 from deepagent.record import RoundRecord, RunRecord
-from deepagent.schema import JSON, TodoItem
 from eval.harness.cases import EvalCase, dump_case
 from eval.harness.judge import RuleJudge
 from eval.harness.runner import write_results

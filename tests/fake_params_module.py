@@ -6,7 +6,7 @@ import asyncio
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deepagent.schema import ToolResult
+from deepagent.core.schema import ToolResult
 from deepagent.tools import ModuleManifest, ToolContext, tool
 from deepagent.tools.registry import ParamSpec
 

@@ -16,7 +16,7 @@ from deepagent.batch.items import BatchItem
 from deepagent.batch.local import run_local
 from deepagent.batch.output import BatchLine
 from deepagent.deps import RunDeps
-from deepagent.offline.models import OfflinePlannerModel
+from deepagent.planning.offline.model import OfflinePlannerModel
 from tests.questions import LOOKUP, SKINCARE
 
 

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from deepagent.core.settings import Settings
 from deepagent.execution.records import ActionRecord
-from deepagent.offline.pacing import Pace
+from deepagent.llm.pacing import Pace
 from deepagent.record import RoundRecord, RunRecord, SubAgentRecord, SummaryRecord
-from deepagent.settings import Settings
 from deepagent.tools import ToolRegistry
 from deepagent.tools.registry import load_module
 from eval.bench._compare_table import Figures, lines, ratios, totals

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from deepagent.binding import (
-    BindingError,
-    fill_template,
-    find_asks,
-    for_each_items,
-    param_names,
-    resolve_refs,
-)
-from deepagent.schema import ActionSpec
+from deepagent.core.schema import ActionSpec
+from deepagent.core.templates import BindingError, fill_template, param_names
+from deepagent.execution.refs import find_asks, for_each_items, resolve_refs
 
 PARAMS = {
     "category": {"id": 50010001, "name_zh": "连衣裙"},

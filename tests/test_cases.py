@@ -11,15 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from deepagent.binding import (
-    BindingError,
-    fill_template,
-    for_each_items,
-    param_names,
-    resolve_refs,
-)
-from deepagent.schema import JSON
-from deepagent.settings import Settings
+from deepagent.core.schema import JSON
+from deepagent.core.settings import Settings
+from deepagent.core.templates import BindingError, fill_template, param_names
+from deepagent.execution.refs import for_each_items, resolve_refs
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 from rag_cases.schema import Case
 from rag_cases.store import CASES_DIR, CaseFileError, load_cases, parse_case_file

@@ -14,7 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from deepagent.cli.app import build_app
-from deepagent.schema import JSON
+from deepagent.core.schema import JSON
 from deepagent.tools import ToolRegistry
 from eval.harness.plan_template import (
     Scope,

@@ -8,8 +8,8 @@ import pytest
 
 from context_loader.models import ContextRequest, PageContext
 from context_loader.params import ParamLoader, derived_params, system_params
-from deepagent.schema import JSON
-from deepagent.settings import Settings
+from deepagent.core.schema import JSON
+from deepagent.core.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 from deepagent.tools.registry import ParamSpec, load_module
 from tests import fake_params_module

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from deepagent.core.settings import Settings
 from deepagent.requirements.coverage import CoverageContext, check
 from deepagent.requirements.evidence import Evidence
 from deepagent.requirements.model import (
@@ -19,7 +20,6 @@ from deepagent.requirements.model import (
     SelectionReq,
     SubjectReq,
 )
-from deepagent.settings import Settings
 from deepagent.tools.registry import ToolRegistry
 
 OVERVIEW = {"category": {"id": 11}, "month": "2025-12", "gmv": 1.0, "buyers": 3}

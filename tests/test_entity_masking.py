@@ -18,7 +18,7 @@ from context_loader.identify import Evidence, OfflineClassifier
 from context_loader.keywords import module_hits
 from context_loader.loader import ContextLoader, entity_masker
 from context_loader.module_index import ModuleIndex
-from deepagent.settings import Settings
+from deepagent.core.settings import Settings
 from deepagent.tools import ToolRegistry
 from deepagent.tools.registry import BusinessModule, ModuleManifest
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from deepagent.language import detect_language
-from deepagent.settings import Settings
+from deepagent.core.question import detect_language
+from deepagent.core.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 from eval.harness.build_set import build
 from eval.harness.cases import QUESTION_TYPES, EvalCase, SetError, dump_case, load_set

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from context_loader.loader import ContextLoader
+from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
-from deepagent.settings import Settings
 from eval.harness.cases import QUESTION_TYPES, load_set
 from eval.harness.gate import CORE_SET, Gate, load_gate, metric_values, violations
 from eval.harness.judge import RuleJudge

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from deepagent.core.settings import Settings
 from deepagent.execution.records import ActionRecord
 from deepagent.prompts import PROMPTS_DIR
 from deepagent.record import RoundRecord, RunRecord
-from deepagent.settings import Settings
 from deepagent.testing import ScriptedChatModel
 from eval.harness.cases import EvalCase
 from eval.harness.facts import FactValue, ResolvedFact

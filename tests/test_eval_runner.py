@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from context_loader.loader import ContextLoader
 from deepagent.cli.app import build_app
+from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
-from deepagent.settings import Settings
 from eval.harness.cases import EvalCase, dump_case, load_set
 from eval.harness.judge import RuleJudge
 from eval.harness.runner import EvalPlan, LocalExecutor, MetaMismatchError, run_eval

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from deepagent.schema import ToolResult
+from deepagent.core.schema import ToolResult
 from deepagent.tools import ToolExecutor
 from tests.tool_helpers import cat_id, kind, module_executor
 

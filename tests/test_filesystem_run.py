@@ -10,9 +10,9 @@ from pathlib import Path
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
+from deepagent.core.settings import Settings
 from deepagent.loop.graph import RunDeps
-from deepagent.offline.models import OfflinePlannerModel
-from deepagent.settings import Settings
+from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 
 

@@ -11,7 +11,7 @@ from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
 from deepagent.loop.graph import RunDeps
-from deepagent.offline.models import OfflinePlannerModel
+from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.record import RunRecord
 from deepagent.testing import ScriptedChatModel
 from tests.questions import LOOKUP, SKINCARE

@@ -14,7 +14,7 @@ from deepagent.deps import RunDeps
 from deepagent.distributed import jobs
 from deepagent.distributed.protocol import JOB_FUNC, job_payload
 from deepagent.distributed.run_jobs import run_question
-from deepagent.offline.models import OfflinePlannerModel
+from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.record import RunRecord
 from tests.questions import LOOKUP
 

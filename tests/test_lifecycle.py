@@ -12,7 +12,7 @@ from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
 from deepagent.deps import RunDeps
-from deepagent.offline.models import OfflinePlannerModel
+from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.tools.offload import workspace
 from tests.questions import SKINCARE
 

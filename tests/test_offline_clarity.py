@@ -9,9 +9,10 @@ import pytest
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest, PageContext
 from deepagent.agent import Agent
+from deepagent.core.question import about_itself
 from deepagent.loop.graph import RunDeps
-from deepagent.offline.clarity import about_itself, unclear
-from deepagent.offline.models import OfflinePlannerModel
+from deepagent.planning.offline.clarity import unclear
+from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.record import RunRecord
 
 

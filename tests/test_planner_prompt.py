@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from deepagent.offline.situation import read_situation
 from deepagent.planning.context import PlannerContext
+from deepagent.planning.offline.situation import read_situation
 from deepagent.planning.render import planner_messages, sections
 from deepagent.requirements.model import (
     ComparisonReq,

@@ -9,8 +9,8 @@ import pytest
 
 from context_loader.models import PageContext
 from context_loader.requirements import ExtractionInput, OfflineExtractor, inherit
+from deepagent.core.settings import Settings
 from deepagent.requirements.model import Requirement
-from deepagent.settings import Settings
 from deepagent.tools.registry import ToolRegistry
 
 AIR_FRYER = {"id": 11, "name_zh": "空气炸锅", "name_en": "Air fryer"}

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from context_loader.requirements import ExtractionInput, OfflineExtractor, inherit
+from deepagent.core.settings import Settings
 from deepagent.requirements.model import (
     AspectReq,
     MeasureReq,
@@ -16,7 +17,6 @@ from deepagent.requirements.model import (
     SelectionReq,
     SubjectReq,
 )
-from deepagent.settings import Settings
 from deepagent.tools.registry import ToolRegistry
 
 HAND_CREAM = {"id": 21, "name_zh": "护手霜", "name_en": "Hand cream", "is_leaf": True}

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from deepagent.core.schema import (
+    ActionSpec,
+    CallActions,
+    CallHuman,
+    FinalAnalysis,
+    PlannerDecision,
+)
+from deepagent.core.settings import Settings
 from deepagent.loop.routing import (
     LoopFacts,
     Stop,
@@ -12,14 +20,6 @@ from deepagent.loop.routing import (
     guard,
     stop_kind,
 )
-from deepagent.schema import (
-    ActionSpec,
-    CallActions,
-    CallHuman,
-    FinalAnalysis,
-    PlannerDecision,
-)
-from deepagent.settings import Settings
 
 SETTINGS = Settings(max_rounds=3, max_tool_calls=4, max_duration_s=60, coverage_rounds=1)
 CALL = ActionSpec(id="a", tool="get_category_overview", args={"category_id": 1})

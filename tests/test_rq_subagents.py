@@ -17,14 +17,14 @@ from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
 from deepagent.cli.app import build_app
+from deepagent.core.schema import SubAgentTask
+from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
 from deepagent.distributed.cluster import RedisServer, WorkerPool, free_port, worker_env
 from deepagent.distributed.connection import RedisUnavailable, connect
 from deepagent.distributed.rq_runner import RQRunner
-from deepagent.offline.models import OfflinePlannerModel
+from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.record import RunRecord
-from deepagent.schema import SubAgentTask
-from deepagent.settings import Settings
 
 QUESTION = (
     "For the three fastest-growing womenswear categories, "

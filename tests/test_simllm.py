@@ -24,16 +24,16 @@ from context_loader.identify import Evidence, LLMClassifier
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
-from deepagent.binder import LLMBinder
-from deepagent.binding import BindingError
+from deepagent.core.settings import Settings
+from deepagent.core.templates import BindingError
 from deepagent.deps import RunDeps
+from deepagent.execution.ask import LLMBinder
 from deepagent.llm import ModelConfig, chat_model
-from deepagent.offline.models import OfflinePlannerModel
-from deepagent.offline.planner import decide
 from deepagent.planning.context import PlannerContext
+from deepagent.planning.offline.model import OfflinePlannerModel
+from deepagent.planning.offline.policy import decide
 from deepagent.planning.render import planner_messages
 from deepagent.record import RunRecord
-from deepagent.settings import Settings
 from deepagent.simllm import POLICIES, Latency, SimConfig
 from deepagent.simllm.server import Running, serve_in_thread
 from tests.questions import LOOKUP

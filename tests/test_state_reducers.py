@@ -9,7 +9,7 @@ from context_loader.models import ContextRequest
 from deepagent.agent import Agent
 from deepagent.deps import RunDeps
 from deepagent.loop.state import APPENDED, RunState, appended, merged
-from deepagent.offline.models import OfflinePlannerModel
+from deepagent.planning.offline.model import OfflinePlannerModel
 from tests.questions import SKINCARE
 
 

@@ -16,9 +16,9 @@ import psycopg
 import pytest
 
 from context_loader.loader import ContextLoader
+from deepagent.core.settings import Settings
 from deepagent.service.backends import ServiceStore, open_store
 from deepagent.service.store import IdempotencyConflict, NewRun, SqliteStore
-from deepagent.settings import Settings
 from tests.service_helpers import ApiServer, create_key, service_env
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from context_loader.loader import ContextLoader
 from deepagent.agent import Agent
 from deepagent.deps import RunDeps
-from deepagent.offline.models import OfflinePlannerModel
+from deepagent.planning.offline.model import OfflinePlannerModel
 
 DUMP = Path(__file__).parent / "fixtures" / "checkpoint-before-issue-15.sql"
 RUN_ID = "stored-ask-1"

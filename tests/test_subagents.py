@@ -6,7 +6,7 @@ from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
 from deepagent.loop.graph import RunDeps
-from deepagent.offline.models import OfflinePlannerModel
+from deepagent.planning.offline.model import OfflinePlannerModel
 
 QUESTION = (
     "For the three fastest-growing womenswear categories, "

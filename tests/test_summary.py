@@ -13,8 +13,8 @@ from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
 from deepagent.loop.graph import RunDeps
-from deepagent.offline.models import OfflinePlannerModel
 from deepagent.planning.context import RoundView
+from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.summaries import scheduler as summarizing
 from deepagent.summaries.summarizer import done_actions, summarize_offline
 from tests.questions import SKINCARE

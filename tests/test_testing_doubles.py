@@ -6,9 +6,9 @@ from __future__ import annotations
 import sqlite3
 
 from context_loader.models import ContextRequest
+from deepagent.core.schema import PlannerDecision
+from deepagent.core.settings import Settings
 from deepagent.planning.context import PlannerContext
-from deepagent.schema import PlannerDecision
-from deepagent.settings import Settings
 from deepagent.testing import FakeLoader, FunctionPlanner, answer, call, offline_agent
 
 

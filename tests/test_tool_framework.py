@@ -8,8 +8,8 @@ from datetime import date
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from deepagent.schema import ToolResult
-from deepagent.settings import Settings
+from deepagent.core.schema import ToolResult
+from deepagent.core.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry, tool
 from deepagent.tools.registry import BusinessModule, RegistryError, load_module
 from tests import fake_module

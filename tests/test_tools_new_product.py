@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from deepagent.schema import ToolResult
+from deepagent.core.schema import ToolResult
 from deepagent.tools import ToolExecutor
 from tests.tool_helpers import kind, last_month, leaves_under, module_executor
 

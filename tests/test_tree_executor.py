@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from deepagent.core.schema import JSON, ActionSpec
+from deepagent.core.settings import Settings
 from deepagent.execution import TreeRunner
 from deepagent.execution.records import ActionRecord
-from deepagent.schema import JSON, ActionSpec
-from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 from deepagent.tools.registry import load_module
 from tests import fake_dag_module
@@ -194,7 +194,7 @@ async def test_asks_are_answered_by_the_binder_model() -> None:
 
 
 async def test_llm_binder_turns_a_model_reply_into_the_argument() -> None:
-    from deepagent.binder import LLMBinder
+    from deepagent.execution.ask import LLMBinder
     from deepagent.testing import ScriptedChatModel
 
     model = ScriptedChatModel.from_replies(["[0, 2]", '{"error": "no such field"}'])

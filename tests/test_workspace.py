@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from deepagent.schema import ToolResult
-from deepagent.settings import Settings
+from deepagent.core.schema import ToolResult
+from deepagent.core.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 from deepagent.tools.offload.workspace import Workspace, WorkspaceError, cleanup, should_offload
 from deepagent.tools.registry import load_module

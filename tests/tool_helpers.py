@@ -11,8 +11,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from deepagent.schema import ToolResult
-from deepagent.settings import Settings
+from deepagent.core.schema import ToolResult
+from deepagent.core.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 from deepagent.tools.registry import ModuleManifest, load_module
 

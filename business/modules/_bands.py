@@ -20,7 +20,7 @@ from business.modules._products import (
 )
 from business.modules._shared import SUBTREE_CTE, label, money
 from business.store import Row, Store
-from deepagent.schema import JSON, ToolResult
+from deepagent.core.schema import JSON, ToolResult
 
 MY_NEW_WHERE = "p.merchant_id = ? AND p.launch_month >= ?"
 """A merchant's products launched from a month on; binds the merchant id, then the month."""

@@ -8,7 +8,7 @@ from pydantic import Field
 from business.modules import _products as pr
 from business.modules._products import BASIC
 from business.modules._shared import Args, ProductId, money, store_of
-from deepagent.schema import ToolResult
+from deepagent.core.schema import ToolResult
 from deepagent.tools import ToolContext, tool
 
 MODULE = "competitor_flow"

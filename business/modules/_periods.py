@@ -27,7 +27,7 @@ from business.modules._recognize import (
     period_months,
 )
 from business.modules._shared import Args, store_of
-from deepagent.schema import ToolResult
+from deepagent.core.schema import ToolResult
 from deepagent.tools import ToolContext, tool
 
 _ATOMS = [

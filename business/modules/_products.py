@@ -20,7 +20,7 @@ from business.modules._shared import (
     resolve_range,
 )
 from business.store import Row, Store
-from deepagent.schema import JSON, ToolResult
+from deepagent.core.schema import JSON, ToolResult
 
 PRODUCT_COLUMNS = (
     "p.id, p.brand, p.title_zh, p.title_en, p.price, p.rating, p.review_count, "

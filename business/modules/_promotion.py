@@ -8,7 +8,7 @@ from typing import Any
 
 from business.modules._shared import LEAF_IDS_SQL, get_category, no_category, rounded
 from business.store import Row, Store
-from deepagent.schema import ToolResult
+from deepagent.core.schema import ToolResult
 
 TITLE = "Campaigns & promotions"
 CAMP_COLS = "id, code, name_zh, name_en, year, start_date, end_date, month"

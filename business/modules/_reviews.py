@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from business.store import Row, Store
-from deepagent.schema import ToolResult
+from deepagent.core.schema import ToolResult
 
 DIMENSIONS = ("gender", "age", "city_tier", "spending_power")
 """The standard audience dimensions, listed first and in this order."""

@@ -11,7 +11,7 @@ import re
 import sqlite3
 from contextlib import closing
 
-from deepagent.settings import Settings
+from deepagent.core.settings import Settings
 
 _ZH_PARTS = re.compile(r"[/、&·]+")
 _EN_PARTS = re.compile(r"\s*[/,]\s*")

@@ -24,7 +24,7 @@ from business.modules._shared import Args, OptionalMonth, money, resolve_month, 
 from business.modules._vocabulary import entity_names as entity_names
 from business.modules._vocabulary import subject_names as subject_names
 from business.store import Row, Store
-from deepagent.schema import ToolResult
+from deepagent.core.schema import ToolResult
 from deepagent.tools import ToolContext, tool
 
 MODULE = "common"

@@ -16,7 +16,7 @@ from business.modules._shared import (
     resolve_month,
     store_of,
 )
-from deepagent.schema import JSON, ToolResult
+from deepagent.core.schema import JSON, ToolResult
 from deepagent.tools import ToolContext, tool
 
 

@@ -21,7 +21,7 @@ from business.modules._shared import (
     store_of,
 )
 from business.store import Row
-from deepagent.schema import ToolResult
+from deepagent.core.schema import ToolResult
 from deepagent.tools import ToolContext, tool
 
 MODULE = "consumer_insight"

@@ -18,7 +18,7 @@ from business.modules._shared import (
     money,
     store_of,
 )
-from deepagent.schema import ToolResult
+from deepagent.core.schema import ToolResult
 from deepagent.tools import ToolContext, tool
 
 MODULE = "new_product"

@@ -19,7 +19,7 @@ from business.modules._shared import (
     store_of,
 )
 from business.store import Row, Store
-from deepagent.schema import ToolResult
+from deepagent.core.schema import ToolResult
 from deepagent.tools import ToolContext, tool
 
 MODULE = "search_insight"

@@ -15,6 +15,7 @@ from context_loader.requirements.ranking import Found, selections
 from context_loader.requirements.selection import claim_selection_words
 from context_loader.requirements.spans import Spans
 from context_loader.requirements.subjects import SubjectFinder
+from deepagent.core.schema import JSON
 from deepagent.requirements.model import (
     AspectReq,
     ComparisonReq,
@@ -27,7 +28,6 @@ from deepagent.requirements.model import (
     SubjectReq,
 )
 from deepagent.requirements.vocabulary import Term, Vocabulary, word_pattern
-from deepagent.schema import JSON
 
 _COMPARE = re.compile(
     r"对比|比较|比一比|比比|相比|哪个|哪一个|哪家|谁|区别|差异|差别|放一起|放在一起|"

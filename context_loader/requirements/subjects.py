@@ -9,8 +9,8 @@ from typing import Any
 from context_loader.models import PageContext
 from context_loader.requirements.names import NameMatcher
 from context_loader.requirements.spans import Spans
+from deepagent.core.schema import JSON
 from deepagent.requirements.model import SubjectReq
-from deepagent.schema import JSON
 
 _PRODUCT_ID = re.compile(
     r"(?:商品|产品|单品|宝贝)\s*(?:id|ID|编号)?\s*[:：#]?\s*(\d{2,6})(?![\d个款件名强])"

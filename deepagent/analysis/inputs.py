@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from deepagent.language import Language, detect_language
+from deepagent.core.question import Language, detect_language
+from deepagent.core.schema import JSON, Strict, TodoItem, ToolResult
+from deepagent.core.vocab import ActionStatus
 from deepagent.requirements.model import CoverageItem
-from deepagent.schema import JSON, Strict, TodoItem, ToolResult
-from deepagent.vocab import ActionStatus
 
 QuestionType = Literal["lookup", "analysis"]
 ResultStatus = ActionStatus

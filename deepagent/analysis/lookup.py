@@ -23,7 +23,7 @@ from deepagent.analysis.inputs import (
     parent_of,
 )
 from deepagent.analysis.phrases import say, source_line
-from deepagent.language import Language
+from deepagent.core.question import Language
 
 _LIST = re.compile(
     r"哪些|哪几|前\s*\d+|前[一二两三四五六七八九十]|排行|榜单?|\btop[ -]?\d+|"

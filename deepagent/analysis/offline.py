@@ -34,8 +34,7 @@ from deepagent.analysis.inputs import (
 )
 from deepagent.analysis.lookup import lookup_answer
 from deepagent.analysis.phrases import say, source_line
-from deepagent.language import Language
-from deepagent.offline.clarity import about_itself
+from deepagent.core.question import Language, about_itself
 from deepagent.requirements.statement import statement_lines
 
 MAX_ROWS, MAX_COLS = 10, 6

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from deepagent.analysis.inputs import CollectedResult, display_source
-from deepagent.language import Language
+from deepagent.core.question import Language
 
 # fmt: off
 # Report sentences (zh, en), filled with str.format.

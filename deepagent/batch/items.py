@@ -12,11 +12,11 @@ from typing import Any
 from pydantic import Field, ValidationError, field_validator
 
 from context_loader.models import ContextRequest, PageContext
-from deepagent.language import detect_language
+from deepagent.core.question import detect_language
+from deepagent.core.schema import Strict
+from deepagent.core.vocab import Mode
 from deepagent.record import RunRecord
-from deepagent.schema import Strict
 from deepagent.tools.executor import validation_message
-from deepagent.vocab import Mode
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 

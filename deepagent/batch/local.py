@@ -13,8 +13,8 @@ from context_loader.loader import ContextLoader
 from deepagent.agent import Agent
 from deepagent.batch.items import BatchItem, failed_record
 from deepagent.batch.output import BatchLine
+from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
-from deepagent.settings import Settings
 
 Emit = Callable[[BatchLine], None]
 Phase = Callable[[str], None]  # what the batch is doing (progress bar text)

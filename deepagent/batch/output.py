@@ -19,8 +19,8 @@ from typing import IO
 
 from pydantic import Field
 
+from deepagent.core.schema import Strict
 from deepagent.record import RunRecord
-from deepagent.schema import Strict
 
 
 class BadOutputFile(ValueError):

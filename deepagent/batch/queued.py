@@ -32,12 +32,12 @@ from deepagent.batch.items import BatchItem, failed_record
 from deepagent.batch.local import Emit, Phase
 from deepagent.batch.output import BatchLine
 from deepagent.batch.workers import SpawnedWorkers, WorkerDied
+from deepagent.core.settings import Settings
+from deepagent.core.vocab import Mode
 from deepagent.distributed.protocol import JOB_FUNC, JobResult, job_payload
 from deepagent.distributed.rq_runner import JobFailed, JobWatch, submit_job
 from deepagent.record import RunRecord
-from deepagent.settings import Settings
 from deepagent.tools.executor import validation_message
-from deepagent.vocab import Mode
 
 QUEUED_TTL_S = 24 * 3600  # a batch job may wait long in a busy queue
 POLL_MAX_S = 0.5

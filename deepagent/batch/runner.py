@@ -16,7 +16,7 @@ from deepagent.batch.output import BatchLine, OutputFile
 from deepagent.batch.progress import BatchProgress, BatchTally
 from deepagent.batch.queued import QueuedBatch
 from deepagent.batch.workers import SpawnedWorkers
-from deepagent.settings import Settings
+from deepagent.core.settings import Settings
 
 TIMEOUT_GRACE_S = 60.0
 

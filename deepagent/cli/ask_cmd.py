@@ -13,10 +13,10 @@ from rich.console import Console
 
 from context_loader.models import ContextRequest, PageContext
 from deepagent.cli.errors import EXIT_FAILED, bad_input
+from deepagent.core.settings import Settings, load_settings
+from deepagent.core.vocab import MODES
 from deepagent.record import RunRecord
-from deepagent.settings import Settings, load_settings
 from deepagent.tools.executor import validation_message
-from deepagent.vocab import MODES
 
 
 def ask_command(

@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 
 from deepagent.cli.errors import EXIT_FAILED, bad_input
-from deepagent.settings import Settings, load_settings
+from deepagent.core.settings import Settings, load_settings
 
 if TYPE_CHECKING:  # imported when the command runs: `deepagent --help` stays fast
     from deepagent.batch.runner import Backend, Batch

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from context_loader.models import ContextRequest, LoadedContext, PageContext
 from deepagent.cli.errors import bad_input
-from deepagent.settings import load_settings
+from deepagent.core.settings import load_settings
 from deepagent.tools.executor import validation_message
 
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from deepagent.cli.errors import bad_input
-from deepagent.settings import Settings, load_settings
+from deepagent.core.settings import Settings, load_settings
 
 keys_app = typer.Typer(help="API keys: create (shown once), list, revoke.", no_args_is_help=True)
 

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.tree import Tree
 
 from deepagent.cli.errors import EXIT_FAILED, bad_input
-from deepagent.schema import JSON, ToolResult
-from deepagent.settings import Settings, load_settings
+from deepagent.core.schema import JSON, ToolResult
+from deepagent.core.settings import Settings, load_settings
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
 from deepagent.tools.registry import RegistryError
 

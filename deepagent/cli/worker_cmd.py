@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from deepagent.cli.errors import bad_input
-from deepagent.settings import load_settings
+from deepagent.core.settings import load_settings
 
 QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
 

@@ -18,9 +18,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from context_loader.models import ContextRequest
+from deepagent.core.settings import Settings, load_settings
 from deepagent.distributed.alive import current_job_alive
 from deepagent.distributed.protocol import RunJob, job_result
-from deepagent.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from deepagent.agent import Agent

@@ -10,9 +10,9 @@ from typing import Literal
 from pydantic import Field
 
 from context_loader.models import ContextRequest
-from deepagent.schema import JSON, Strict
-from deepagent.settings import Settings
-from deepagent.vocab import Mode
+from deepagent.core.schema import JSON, Strict
+from deepagent.core.settings import Settings
+from deepagent.core.vocab import Mode
 
 JOB_FUNC = "deepagent.distributed.jobs.run_job"
 """The one RQ entry point (``deepagent.distributed.jobs.run_subagent`` and

@@ -28,9 +28,9 @@ from rq.job import Job, JobStatus
 from rq.job_lifecycle import record_job_failure
 
 from context_loader.models import ContextRequest
+from deepagent.core.schema import JSON
 from deepagent.distributed.protocol import JOB_FUNC, JobResult, alive_key, job_payload
 from deepagent.record import RunRecord
-from deepagent.schema import JSON
 from deepagent.subagents.dispatch import Scope, SubAgentDispatcher, SubAgentFailed, SubAgentRun
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ import math
 from redis import Redis
 from rq import Queue, Worker
 
+from deepagent.core.settings import Settings
 from deepagent.distributed.jobs import preload
-from deepagent.settings import Settings
 
 WORKER_TTL_S = 30
 MAINTENANCE_INTERVAL_S = 60

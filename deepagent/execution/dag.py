@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 
 import networkx as nx
 
-from deepagent.schema import ActionSpec
+from deepagent.core.schema import ActionSpec
 
 
 class PlanError(ValueError):

@@ -10,9 +10,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from deepagent.analysis.inputs import CollectedResult
+from deepagent.core.schema import JSON, Strict
+from deepagent.core.vocab import ActionStatus
 from deepagent.planning.context import ActionView
-from deepagent.schema import JSON, Strict
-from deepagent.vocab import ActionStatus
 
 
 class ActionRecord(Strict):

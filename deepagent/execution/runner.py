@@ -16,12 +16,13 @@ from typing import Protocol
 
 import networkx as nx
 
-from deepagent.binding import BindingError, find_asks, for_each_items, resolve_refs
+from deepagent.core.schema import JSON, ActionSpec, SubAgentTask, ToolResult
+from deepagent.core.templates import BindingError
+from deepagent.core.vocab import ActionStatus
 from deepagent.execution.dag import PlanError, build_dag
 from deepagent.execution.records import ActionRecord, TreeOutcome
-from deepagent.schema import JSON, ActionSpec, SubAgentTask, ToolResult
+from deepagent.execution.refs import find_asks, for_each_items, resolve_refs
 from deepagent.tools import ToolExecutor
-from deepagent.vocab import ActionStatus
 
 EventSink = Callable[[str, ActionRecord], None]
 PREVIEW_CHARS = 240

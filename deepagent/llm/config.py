@@ -15,7 +15,7 @@ from typing import Literal, get_args
 from langchain_core.language_models import BaseChatModel
 from pydantic import Field
 
-from deepagent.schema import Strict
+from deepagent.core.schema import Strict
 
 Role = Literal[
     "planner",

@@ -13,10 +13,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from context_loader.models import LoadedContext
+from deepagent.core.schema import JSON, CallActions
 from deepagent.requirements.coverage import CoverageContext, check
 from deepagent.requirements.evidence import evidence_from
 from deepagent.requirements.model import AspectReq, Coverage, Requirements
-from deepagent.schema import JSON, CallActions
 from deepagent.tools import ToolRegistry
 
 

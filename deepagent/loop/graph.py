@@ -21,8 +21,10 @@ from deepagent.analysis import (
     stream_llm_analysis,
     stream_offline_analysis,
 )
+from deepagent.core.schema import CallActions, CallHuman, PlannerDecision
 from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
+from deepagent.llm.pacing import Pace
 from deepagent.loop.coverage_step import run_coverage, subagent_tools
 from deepagent.loop.routing import (
     LoopFacts,
@@ -44,9 +46,7 @@ from deepagent.loop.state import (
 )
 from deepagent.loop.streaming import action_event, emit
 from deepagent.loop.views import RunView, analysis_input, planner_context
-from deepagent.offline.pacing import Pace
 from deepagent.planning.planner import plan_round
-from deepagent.schema import CallActions, CallHuman, PlannerDecision
 from deepagent.subagents.dispatch import SubAgentBackend
 from deepagent.summaries.scheduler import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor

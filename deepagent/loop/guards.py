@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from deepagent.core.schema import ActionSpec, value_refs
 from deepagent.loop.state import call_key
-from deepagent.schema import ActionSpec, value_refs
 
 
 def duplicate_batch(actions: Sequence[ActionSpec], rounds: Sequence[dict[str, Any]]) -> bool:

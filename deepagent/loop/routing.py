@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from deepagent.core.schema import CallActions, CallHuman, PlannerDecision
+from deepagent.core.settings import Settings
+from deepagent.core.vocab import GUARD_KINDS, StopKind
 from deepagent.loop.guards import duplicate_batch
-from deepagent.schema import CallActions, CallHuman, PlannerDecision
-from deepagent.settings import Settings
-from deepagent.vocab import GUARD_KINDS, StopKind
 
 
 @dataclass(frozen=True)

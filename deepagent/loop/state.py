@@ -6,10 +6,10 @@ import json
 import time
 from typing import Annotated, Any, TypedDict
 
+from deepagent.core.schema import JSON, TodoItem
 from deepagent.execution.records import ActionRecord, view_of
 from deepagent.planning.context import RoundView
 from deepagent.record import RoundRecord
-from deepagent.schema import JSON, TodoItem
 
 Entries = list[dict[str, Any]]
 

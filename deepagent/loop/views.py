@@ -14,12 +14,12 @@ from functools import cached_property
 
 from context_loader.models import ContextRequest, LoadedContext
 from deepagent.analysis import AnalysisInput, CollectedResult
+from deepagent.core.schema import PlannerDecision, TodoItem
 from deepagent.deps import Loader
 from deepagent.loop.coverage_step import tool_hints
 from deepagent.loop.state import RunState, round_view
 from deepagent.planning.context import CaseView, PlannerContext, RoundView, ToolView, Turn
 from deepagent.requirements.model import Coverage
-from deepagent.schema import PlannerDecision, TodoItem
 from rag_cases.schema import Case
 
 

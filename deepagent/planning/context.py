@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from deepagent.core.schema import JSON, ActionSpec, Strict, TodoItem
+from deepagent.core.vocab import ActionStatus, Mode
 from deepagent.requirements.model import Coverage, Requirements
-from deepagent.schema import JSON, ActionSpec, Strict, TodoItem
-from deepagent.vocab import ActionStatus, Mode
 
 
 class ToolView(Strict):

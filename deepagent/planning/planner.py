@@ -19,10 +19,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import ValidationError
 
+from deepagent.core.schema import PlannerDecision
 from deepagent.llm.errors import describe_model_error
 from deepagent.planning.context import PlannerContext
 from deepagent.planning.render import planner_messages
-from deepagent.schema import PlannerDecision
 from deepagent.tools.executor import validation_message
 
 _JSON_BLOCK = re.compile(r"\{.*\}", re.S)

@@ -11,10 +11,10 @@ import re
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from deepagent.core.vocab import Mode
 from deepagent.loop.coverage_step import coverage_part, requirements_part
 from deepagent.planning.context import PlannerContext
 from deepagent.prompts import render
-from deepagent.vocab import Mode
 
 MODE_RULES: dict[Mode, str] = {
     "tree": "Mode tree: return the whole Action Tree you can already plan, with dependencies "

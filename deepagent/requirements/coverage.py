@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from deepagent.core.schema import JSON
 from deepagent.requirements.evidence import (
     SUBJECT_KEYS,
     Evidence,
@@ -37,7 +38,6 @@ from deepagent.requirements.model import (
     SubjectReq,
 )
 from deepagent.requirements.vocabulary import Vocabulary
-from deepagent.schema import JSON
 
 _LIMIT_ARGS = ("limit", "top_n", "page_size")
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from deepagent.schema import JSON
+from deepagent.core.schema import JSON
 
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
 MONTH_KEYS = frozenset(

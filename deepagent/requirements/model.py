@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from deepagent.schema import Strict
+from deepagent.core.schema import Strict
 
 SubjectType = Literal["category", "product", "campaign", "brand", "own_shop", "new_product"]
 SelectionRule = Literal["top", "bottom", "main_band", "threshold"]

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from deepagent.schema import Strict
+from deepagent.core.schema import Strict
 
 
 class Term(Strict):

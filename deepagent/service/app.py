@@ -9,13 +9,13 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from deepagent.agent import Agent
+from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
 from deepagent.service import openai_compat, routes_runs
 from deepagent.service.backends import open_checkpointer, open_store
 from deepagent.service.limits import BodyLimit, RateLimiter
 from deepagent.service.manager import RunManager
 from deepagent.service.state import ServiceState
-from deepagent.settings import Settings
 
 
 def create_app(settings: Settings) -> FastAPI:

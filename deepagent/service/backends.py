@@ -15,8 +15,8 @@ from typing import Any, Protocol
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from deepagent.core.settings import Settings
 from deepagent.service.store import KeyRow, NewRun, RunRow, SqliteStore
-from deepagent.settings import Settings
 
 # pg_advisory_lock key: API processes starting together run the saver's migrations in turn
 CHECKPOINT_SETUP_LOCK = 0x63686B70  # "chkp"

@@ -8,9 +8,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from context_loader.models import PageContext
+from deepagent.core.schema import Strict
+from deepagent.core.vocab import Mode
 from deepagent.record import RunRecord
-from deepagent.schema import Strict
-from deepagent.vocab import Mode
 
 ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
 

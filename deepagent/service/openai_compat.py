@@ -47,6 +47,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
+from deepagent.core.vocab import Mode
 from deepagent.record import RunRecord
 from deepagent.service.auth import caller, service
 from deepagent.service.models import ID, RunCreate
@@ -55,7 +56,6 @@ from deepagent.service.routes_runs import POLL_S, owned, start_run, stream
 from deepagent.service.state import ServiceState
 from deepagent.service.store import KeyRow, RunRow
 from deepagent.tools.executor import validation_message
-from deepagent.vocab import Mode
 
 MODELS: dict[str, Mode] = {
     "deepagent": "tree",

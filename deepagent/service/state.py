@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from deepagent.core.settings import Settings
 from deepagent.service.backends import ServiceStore
 from deepagent.service.limits import RateLimiter
 from deepagent.service.manager import RunManager
-from deepagent.settings import Settings
 
 
 @dataclass

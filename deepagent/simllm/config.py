@@ -14,7 +14,7 @@ from typing import Literal, get_args
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
-from deepagent.schema import Strict
+from deepagent.core.schema import Strict
 from deepagent.tools.executor import validation_message
 
 FaultKind = Literal["rate_limit", "server_error", "stall", "malformed", "invalid"]

@@ -6,7 +6,7 @@ serves instead (well-formed HTTP, content the caller's validation rejects). None
 is a language model: they are the project's offline policies behind the OpenAI API.
 
 - ``offline-planner`` (and ``offline-subagent-planner``): the case-guided planner
-  (``deepagent.offline.planner.decide``); invalid = the decision plus a field the
+  (``deepagent.planning.offline.policy.decide``); invalid = the decision plus a field the
   PlannerDecision schema forbids.
 - ``offline-summarizer``: the extractive summary; invalid = prose without action lines.
 - ``offline-analyst``: the templated report; invalid = a reply with no figures.
@@ -27,7 +27,7 @@ from jmespath.exceptions import JMESPathError
 from langchain_core.messages import BaseMessage
 
 from deepagent.analysis.offline import offline_analysis
-from deepagent.offline.planner import decide
+from deepagent.planning.offline.policy import decide
 from deepagent.simllm.readers import (
     PromptError,
     analysis_input,

@@ -16,8 +16,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
 from deepagent.analysis.inputs import AnalysisInput, CollectedResult
+from deepagent.core.schema import JSON, TodoItem
 from deepagent.planning.context import RoundView
-from deepagent.schema import JSON, TodoItem
 
 TAG = re.compile(r"<(\w+)>\n?(.*?)\n?</\1>", re.S)
 HEADER = re.compile(

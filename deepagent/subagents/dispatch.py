@@ -25,8 +25,8 @@ from langgraph.config import get_stream_writer
 
 from context_loader.models import ContextRequest
 from deepagent import events as ev
+from deepagent.core.schema import JSON, SubAgentTask, ToolResult
 from deepagent.record import RunRecord, SubAgentRecord
-from deepagent.schema import JSON, SubAgentTask, ToolResult
 
 if TYPE_CHECKING:
     from deepagent.deps import RunDeps

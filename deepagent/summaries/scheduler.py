@@ -16,12 +16,12 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from deepagent import events as ev
+from deepagent.core.schema import TodoItem
+from deepagent.core.settings import Settings
+from deepagent.llm.pacing import Pace
 from deepagent.loop.state import RunState, round_view
 from deepagent.loop.state import merged as merged_state
-from deepagent.offline.pacing import Pace
 from deepagent.record import SummaryRecord
-from deepagent.schema import TodoItem
-from deepagent.settings import Settings
 from deepagent.summaries.summarizer import history_tokens, summarize_offline, summarize_with_model
 
 

@@ -17,9 +17,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from deepagent.core.schema import TodoItem
 from deepagent.planning.context import ActionView, RoundView
 from deepagent.prompts import render
-from deepagent.schema import TodoItem
 
 _FIGURE = re.compile(
     r"[¥$]?-?\d[\d,]*(?:\.\d+)?%?|[A-Za-z\u4e00-\u9fff][\w\u4e00-\u9fff&'·-]*\s?\(\d+\)"

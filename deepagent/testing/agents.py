@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 
 from context_loader.models import ContextRequest, LoadedContext
 from deepagent.agent import Agent
+from deepagent.core.question import detect_language
+from deepagent.core.schema import JSON
+from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
-from deepagent.language import detect_language
-from deepagent.offline.models import OfflinePlannerModel
+from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.planning.planner import Planner
 from deepagent.requirements.model import Requirements
-from deepagent.schema import JSON
-from deepagent.settings import Settings
 from deepagent.tools import ToolRegistry
 from rag_cases.store import CaseLibrary
 from skills.loader import Skill

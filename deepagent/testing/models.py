@@ -8,9 +8,9 @@ import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from deepagent.core.schema import JSON, ActionSpec, CallActions, FinalAnalysis, PlannerDecision
 from deepagent.llm.testing import ScriptedChatModel
 from deepagent.planning.context import PlannerContext
-from deepagent.schema import JSON, ActionSpec, CallActions, FinalAnalysis, PlannerDecision
 
 Decide = Callable[[PlannerContext], PlannerDecision | Awaitable[PlannerDecision]]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from deepagent.schema import JSON, ToolResult
+from deepagent.core.schema import JSON, ToolResult
 
 
 def _size(value: JSON) -> int:

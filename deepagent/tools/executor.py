@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from deepagent.schema import JSON, ToolResult
+from deepagent.core.schema import JSON, ToolResult
 from deepagent.tools.capping import cap_result
 from deepagent.tools.offload.workspace import (
     Workspace,

@@ -18,9 +18,9 @@ from types import ModuleType
 import yaml
 from pydantic import Field, ValidationError
 
+from deepagent.core.schema import JSON, Strict
+from deepagent.core.settings import Settings
 from deepagent.requirements.vocabulary import Vocabulary
-from deepagent.schema import JSON, Strict
-from deepagent.settings import Settings
 from deepagent.tools.spec import ToolSpec
 
 ENTRY_POINT_GROUP = "deepagent.modules"

@@ -12,8 +12,8 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel
 
-from deepagent.schema import JSON, ToolResult
-from deepagent.settings import Settings
+from deepagent.core.schema import JSON, ToolResult
+from deepagent.core.settings import Settings
 
 
 @dataclass(frozen=True)

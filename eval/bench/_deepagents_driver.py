@@ -20,9 +20,9 @@ from deepagents import create_deep_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
-from deepagent.offline.pacing import Pace
-from deepagent.schema import JSON
-from deepagent.settings import Settings
+from deepagent.core.schema import JSON
+from deepagent.core.settings import Settings
+from deepagent.llm.pacing import Pace
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry, ToolSpec
 from eval.bench._paced_model import PacedScriptedModel
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
+from deepagent.core.schema import SubAgentTask
 from deepagent.record import RunRecord
-from deepagent.schema import SubAgentTask
 from deepagent.subagents.dispatch import subagent_request
 from eval.bench._react_script import SubRunKey
 

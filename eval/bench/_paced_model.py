@@ -1,7 +1,7 @@
 """A scripted chat model that replies at the speed of the offline latency model.
 
 Each reply is the next scripted AIMessage, delayed like an offline role of ours
-(:class:`deepagent.offline.pacing.Pace`: time to first token, then output tokens a second over
+(:class:`deepagent.llm.pacing.Pace`: time to first token, then output tokens a second over
 the reply's text and serialized tool calls). Before replying it checks that the agent is where
 the script expects it: the first call follows the user's question, every later one follows the
 results of all the tool calls of the previous reply. A call the script did not foresee (e.g. a
@@ -19,8 +19,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatResult
 from pydantic import Field
 
+from deepagent.llm.pacing import Pace
 from deepagent.llm.testing import ScriptedChatModel
-from deepagent.offline.pacing import Pace
 from eval.bench._react_script import reply_text
 
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, ToolCall
 
+from deepagent.core.schema import JSON
 from deepagent.execution.records import ActionRecord
 from deepagent.record import RunRecord
-from deepagent.schema import JSON
 
 SubRunKey = tuple[str, int | None]
 """A SubAgent action copy: (action id, for_each copy number)."""

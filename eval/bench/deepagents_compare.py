@@ -30,10 +30,10 @@ from typing import Any
 
 from context_loader.loader import ContextLoader
 from deepagent.agent import Agent
+from deepagent.core.settings import Settings, load_settings
 from deepagent.deps import RunDeps
-from deepagent.offline.pacing import Pace
+from deepagent.llm.pacing import Pace
 from deepagent.record import RunRecord
-from deepagent.settings import Settings, load_settings
 from eval.bench._compare_table import SYSTEMS, Figures, lines, ratios, totals
 from eval.bench._deepagents_driver import DeepagentsRun, run_deepagents
 from eval.bench._our_runs import run_ours, subruns

@@ -14,9 +14,9 @@ from datetime import date
 
 from pydantic import BaseModel, ConfigDict
 
+from deepagent.core.schema import ActionSpec, ToolResult
+from deepagent.core.settings import Settings
 from deepagent.execution import TreeRunner
-from deepagent.schema import ActionSpec, ToolResult
-from deepagent.settings import Settings
 from deepagent.tools import BusinessModule, ModuleManifest, ToolContext, ToolExecutor, ToolRegistry
 from deepagent.tools import tool as tool_decorator
 

@@ -24,10 +24,10 @@ from typing import Any
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
+from deepagent.core.settings import Settings, load_settings
 from deepagent.deps import RunDeps
 from deepagent.llm.config import ModelConfig
 from deepagent.record import RunRecord
-from deepagent.settings import Settings, load_settings
 from deepagent.simllm.config import Latency, SimConfig
 from deepagent.simllm.server import serve_in_thread
 from eval.bench.critical_path import critical_path_ms, efficiency

@@ -31,11 +31,11 @@ from typing import Any
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
+from deepagent.core.schema import JSON, SubAgentTask
+from deepagent.core.settings import Settings, load_settings
 from deepagent.deps import RunDeps
 from deepagent.distributed.cluster import RedisServer, WorkerPool, worker_env
 from deepagent.distributed.rq_runner import RQRunner
-from deepagent.schema import JSON, SubAgentTask
-from deepagent.settings import Settings, load_settings
 from deepagent.subagents.dispatch import SubAgentDispatcher
 
 FIRST_TOKEN_MS = 300.0

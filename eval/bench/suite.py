@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from context_loader.loader import ContextLoader
-from deepagent.settings import load_settings
+from deepagent.core.settings import load_settings
 from eval.bench import executor_overhead, modes, subagents, summary_modes
 
 Part = tuple[str, Callable[[], Awaitable[list[str]]]]

@@ -17,8 +17,8 @@ from pathlib import Path
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
+from deepagent.core.settings import load_settings
 from deepagent.loop.graph import RunDeps
-from deepagent.settings import load_settings
 
 QUESTION = (
     "我想研发美容护肤类的新品，请帮我分析一下我适合研发哪类新品（选10个竞争强度最低的叶子类目），"

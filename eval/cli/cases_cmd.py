@@ -18,7 +18,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from deepagent.cli.errors import bad_input
-from deepagent.settings import load_settings
+from deepagent.core.settings import load_settings
 
 if TYPE_CHECKING:
     from deepagent.tools.registry import ToolRegistry

@@ -14,7 +14,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from deepagent.cli.errors import bad_input
-from deepagent.settings import Settings, load_settings
+from deepagent.core.settings import Settings, load_settings
 from deepagent.tools.executor import validation_message
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from deepagent.language import detect_language
+from deepagent.core.question import detect_language
 from eval.harness.cases import CALL_HUMAN, EvalCase, Source, dump_case
 from eval.harness.variants import LLMParaphraser, Paraphraser, TemplateParaphraser
 from rag_cases.schema import Case
@@ -127,8 +127,8 @@ async def build(paraphraser: Paraphraser | None = None, folder: Path = SEEDS) ->
 def _paraphraser(offline: bool) -> Paraphraser:
     if offline:
         return TemplateParaphraser()
+    from deepagent.core.settings import load_settings
     from deepagent.llm import chat_model
-    from deepagent.settings import load_settings
 
     config = load_settings().model_for("judge")
     return TemplateParaphraser() if config.kind == "offline" else LLMParaphraser(chat_model(config))

@@ -17,7 +17,7 @@ from typing import Literal, get_args
 from pydantic import Field, ValidationError, model_validator
 
 from context_loader.models import PageContext
-from deepagent.schema import JSON, Strict
+from deepagent.core.schema import JSON, Strict
 from eval.harness.expected import ExpectedRequirements
 
 QuestionType = Literal[

@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from deepagent.core.schema import JSON, Strict
 from deepagent.requirements.model import OutOfScopeKind, SelectionRule, SubjectType, Target
-from deepagent.schema import JSON, Strict
 
 
 class ExpectedSubject(Strict):

@@ -14,7 +14,7 @@ from typing import Literal
 
 import jmespath
 
-from deepagent.schema import JSON, Strict
+from deepagent.core.schema import JSON, Strict
 from deepagent.tools import ToolExecutor
 from eval.harness.cases import EvalCase, FactSpec, ParamExpectation
 from eval.harness.queries_insight import INSIGHT_QUERIES

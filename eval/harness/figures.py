@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from deepagent.schema import JSON
+from deepagent.core.schema import JSON
 
 _DATES = re.compile(
     r"\d{4}-\d{1,2}(?:-\d{1,2})?|\d{4}年(?:\d{1,2}月)?(?:\d{1,2}日)?|\d{1,2}月\d{1,2}日"

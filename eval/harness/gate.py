@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 from pydantic import Field, model_validator
 
-from deepagent.schema import Strict
+from deepagent.core.schema import Strict
 from eval.harness.summary import Summary
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -31,11 +31,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import Field, ValidationError
 
-from deepagent.language import detect_language
+from deepagent.core.question import detect_language
+from deepagent.core.schema import JSON, Strict
+from deepagent.core.settings import Settings
 from deepagent.llm import chat_model
 from deepagent.record import RunRecord
-from deepagent.schema import JSON, Strict
-from deepagent.settings import Settings
 from eval.harness.cases import EvalCase, status_ok
 from eval.harness.facts import ResolvedFact
 from eval.harness.figures import NumberPool, figure_matches, figures_in, mentions

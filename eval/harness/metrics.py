@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Sequence
 from math import comb
 
+from deepagent.core.schema import JSON
 from deepagent.record import RunRecord
-from deepagent.schema import JSON
 from eval.harness.cases import CALL_HUMAN, SUBAGENT, EvalCase, MatchMode, ParamExpectation
 
 MATCH_MODES: tuple[MatchMode, ...] = ("strict", "unordered", "subset", "superset")

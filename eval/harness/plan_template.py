@@ -9,7 +9,7 @@ keeps each action's data. The template writes what a case plan would have writte
 - the copies of one action (a fan-out) become one action with ``for_each`` over the list
   in the dependency's data that yields their varying arguments, bound with ``$item``.
 
-Every action is checked by binding it again (``deepagent.binding``) with the run's
+Every action is checked by binding it again (``core.templates``, ``execution.refs``) with the run's
 parameters and data: one that does not give back the recorded arguments keeps its
 literal arguments instead, so a template never says more than the run showed.
 """
@@ -21,10 +21,11 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from deepagent.binding import BindingError, fill_template, for_each_items, resolve_refs, search
+from deepagent.core.schema import JSON, ActionSpec
+from deepagent.core.templates import BindingError, fill_template, search
 from deepagent.execution.records import ActionRecord
+from deepagent.execution.refs import for_each_items, resolve_refs
 from deepagent.record import RunRecord
-from deepagent.schema import JSON, ActionSpec
 
 PREFERRED = (
     "category.id", "page_product.id", "page_category.id", "month", "time.start_month",
@@ -36,7 +37,7 @@ NOT_PARAMS = {"question", "user_id", "source", "question_time", "page"}
 OPTIONAL = {"top_n", "count"}
 """Parameters a question may leave out: their placeholder keeps the value as fallback."""
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_CASE_TAG = re.compile(r"^c[0-9a-f]{5}_")  # deepagent/offline/planner.py case_tag
+_CASE_TAG = re.compile(r"^c[0-9a-f]{5}_")  # deepagent/planning/offline/policy.py case_tag
 
 
 @dataclass

@@ -21,8 +21,8 @@ from typing import Literal
 import yaml
 from pydantic import Field, ValidationError
 
+from deepagent.core.schema import JSON, Strict
 from deepagent.record import RunRecord
-from deepagent.schema import JSON, Strict
 from deepagent.tools.registry import ALWAYS_LOADED, ToolRegistry
 from eval.harness.figures import figure_matches, figures_in
 from eval.harness.plan_template import plan_of

@@ -7,7 +7,7 @@ tie-breaks follow what the matching tool documents, so "the top 3" means the sam
 
 from __future__ import annotations
 
-from deepagent.schema import JSON
+from deepagent.core.schema import JSON
 from eval.harness.reference import (
     FactValue,
     Query,

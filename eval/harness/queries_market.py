@@ -11,7 +11,7 @@ import json
 from collections import Counter
 from statistics import fmean
 
-from deepagent.schema import JSON
+from deepagent.core.schema import JSON
 from eval.harness.reference import (
     FactValue,
     Query,

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from deepagent.schema import JSON, Strict
+from deepagent.core.schema import JSON, Strict
 
 Unit = Literal["money", "ratio", "count", "plain"]
 Row = dict[str, Any]

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from context_loader.models import ContextRequest, LoadedContext
+from deepagent.core.schema import JSON, Strict
 from deepagent.requirements.model import (
     AspectReq,
     ComparisonReq,
@@ -27,7 +28,6 @@ from deepagent.requirements.model import (
     SelectionReq,
     SubjectReq,
 )
-from deepagent.schema import JSON, Strict
 from eval.harness.expected import ExpectedRequirements
 from eval.harness.requirements_set import TYPE_ONLY, RequirementsCase
 

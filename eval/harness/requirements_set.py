@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from context_loader.models import PageContext
-from deepagent.schema import JSON, Strict
+from deepagent.core.schema import JSON, Strict
 from eval.harness.expected import ExpectedRequirements, ExpectedSubject
 from eval.harness.reference import Reference, ReferenceError_
 

@@ -28,10 +28,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
+from deepagent.core.schema import JSON
+from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
 from deepagent.record import RunRecord
-from deepagent.schema import JSON
-from deepagent.settings import Settings
 from deepagent.tools import ToolContext, ToolExecutor
 from eval.harness.cases import EvalCase
 from eval.harness.facts import Reference, resolve_facts, resolve_params

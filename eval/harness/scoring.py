@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
+from deepagent.core.schema import Strict
 from deepagent.record import RunRecord, TokenCount
-from deepagent.schema import Strict
 from eval.harness.cases import EvalCase, ParamExpectation, status_ok
 from eval.harness.facts import ResolvedFact
 from eval.harness.judge import Judge, JudgeVerdict

@@ -26,6 +26,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from deepagent.core.schema import JSON, Strict
 from deepagent.record import RunRecord
 from deepagent.requirements.evidence import months_between
 from deepagent.requirements.model import (
@@ -41,7 +42,6 @@ from deepagent.requirements.model import (
     SubjectType,
 )
 from deepagent.requirements.vocabulary import Vocabulary
-from deepagent.schema import JSON, Strict
 from eval.harness.cases import EvalCase
 from eval.harness.reference import Reference, ReferenceError_
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
+from deepagent.core.schema import JSON, Strict
 from deepagent.record import RunRecord
-from deepagent.schema import JSON, Strict
 from eval.harness.cases import EvalCase, dump_case
 
 

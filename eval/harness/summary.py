@@ -8,7 +8,7 @@ from statistics import mean
 
 from pydantic import Field
 
-from deepagent.schema import Strict
+from deepagent.core.schema import Strict
 from eval.harness.cases import status_ok
 from eval.harness.judge import DIMENSIONS
 from eval.harness.metrics import MATCH_MODES, pass_hat_k, percentile

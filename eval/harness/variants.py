@@ -16,7 +16,7 @@ from typing import Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from deepagent.language import detect_language
+from deepagent.core.question import detect_language
 
 # (pattern, replacements): patterns are plain text for Chinese, whole words for English.
 ZH_SWAPS: list[tuple[str, list[str]]] = [

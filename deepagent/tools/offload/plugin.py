@@ -13,7 +13,7 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deepagent.schema import JSON, ToolResult
+from deepagent.core.schema import JSON, ToolResult
 from deepagent.tools import ModuleManifest, ToolContext, tool
 from deepagent.tools.offload.workspace import MAX_READ_LIMIT, Workspace, WorkspaceError
 

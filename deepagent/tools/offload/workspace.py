@@ -18,7 +18,7 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from deepagent.schema import JSON, ToolResult
+from deepagent.core.schema import JSON, ToolResult
 
 RESULTS_DIR = "results"
 MAX_READ_LIMIT = 20_000

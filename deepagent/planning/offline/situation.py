@@ -12,10 +12,10 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from deepagent.binding import BindingError, fill_template, param_names
-from deepagent.language import detect_language
+from deepagent.core.question import detect_language
+from deepagent.core.schema import JSON, ActionSpec
+from deepagent.core.templates import BindingError, fill_template, param_names
 from deepagent.planning.render import sections
-from deepagent.schema import JSON, ActionSpec
 from deepagent.summaries.summarizer import done_actions
 
 

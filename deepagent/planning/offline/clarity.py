@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepagent.schema import JSON
+from deepagent.core.schema import JSON
 
 _NOUNS_ZH = "商品|产品|单品|品|宝贝|类目|品类|竞品|对手|活动|店铺|店|品牌|牌子|款"
 _DANGLING_ZH = re.compile(rf"(?:这|那|该)(?:个|款|件|两个|几个|些|两款|几款)?(?:{_NOUNS_ZH})")
@@ -48,19 +48,7 @@ _FILLER_EN = re.compile(
 
 
 # Requests about the assistant itself (its prompt, instructions, files), not the market.
-_ABOUT_ITSELF = re.compile(
-    r"系统提示词|提示词|忽略.{0,6}指令|你的(?:指令|规则|技能|配置|案例)|"
-    r"system prompt|(?:ignore|disregard)\s+(?:all\s+)?(?:previous|prior|above|earlier)\s+"
-    r"instructions|your\s+(?:instructions|prompt|skills?\s+files?|reference cases|rules|"
-    r"configuration)",
-    re.I,
-)
 _REPEATED = re.compile(r"^(.{2,}?)\1{2,}$")  # one term over and over: keyword spam
-
-
-def about_itself(question: str) -> bool:
-    """The question asks for the assistant's own instructions or files: nothing to look up."""
-    return bool(_ABOUT_ITSELF.search(question))
 
 
 @dataclass(frozen=True)

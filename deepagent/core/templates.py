@@ -1,4 +1,5 @@
-"""Binding an action's arguments: templates, ``$ref``, ``$item`` and ``for_each``.
+"""Case plan templates: ``{{...}}`` placeholders filled from the question and the context
+parameters, and the JMESPath search every binding step uses.
 
 Template placeholders (used by case plans, filled by the planner before execution):
 
@@ -11,8 +12,8 @@ Template placeholders (used by case plans, filled by the planner before executio
 A string that is exactly one placeholder becomes the value itself (an int stays an
 int); placeholders inside longer strings are replaced by their text.
 
-Pure functions, no I/O: the executor calls them when an action's inputs exist.
-``$ask`` markers are left in place for the binder model (see ``find_asks``).
+Pure functions, no I/O. ``$ref``/``$item``/``for_each`` (bound when an action's inputs
+exist) are in ``deepagent.execution.refs``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 import jmespath
 from jmespath.exceptions import JMESPathError
 
-from deepagent.schema import JSON, ActionSpec
+from deepagent.core.schema import JSON
 
 _MISSING = object()
 
@@ -74,9 +75,6 @@ class BindingError(ValueError):
     """An argument cannot be bound: missing parameter, bad path, wrong shape."""
 
 
-# --- templates ---------------------------------------------------------------------------
-
-
 def fill_template(value: JSON, params: Mapping[str, JSON], question: str = "") -> JSON:
     """Replace ``{{...}}`` placeholders (grammar in rag_cases/schema.py) in ``value``."""
     if isinstance(value, str):
@@ -123,60 +121,8 @@ def _term(term: str, params: Mapping[str, JSON], question: str) -> Any:
     return _MISSING if node is None else node
 
 
-# --- references --------------------------------------------------------------------------
-
-
 def search(path: str, data: JSON) -> JSON:
     try:
         return jmespath.search(path, data)
     except JMESPathError as exc:
         raise BindingError(f"bad JMESPath {path!r}: {exc}") from exc
-
-
-def resolve_refs(value: JSON, results: Mapping[str, JSON], item: JSON = None) -> JSON:
-    """Replace ``$ref`` and ``$item`` markers with data from finished actions."""
-    if isinstance(value, dict):
-        if "$ref" in value:
-            ref = value["$ref"]
-            if ref not in results:
-                raise BindingError(f"$ref to {ref!r}, which has no result")
-            found = search(str(value.get("path", "@")), results[ref])
-            if found is None:
-                raise BindingError(f"$ref {ref}.{value.get('path', '@')} found nothing")
-            return found
-        if "$item" in value:
-            found = search(str(value["$item"]), item)
-            if found is None:
-                raise BindingError(f"$item {value['$item']!r} found nothing in {item!r}")
-            return found
-        if "$ask" in value:
-            return value
-        return {k: resolve_refs(v, results, item) for k, v in value.items()}
-    if isinstance(value, list):
-        return [resolve_refs(v, results, item) for v in value]
-    return value
-
-
-def find_asks(value: JSON) -> list[dict[str, JSON]]:
-    """The ``$ask`` markers still present in bound arguments."""
-    if isinstance(value, dict):
-        if "$ask" in value:
-            return [value]
-        return [a for v in value.values() for a in find_asks(v)]
-    if isinstance(value, list):
-        return [a for v in value for a in find_asks(v)]
-    return []
-
-
-def for_each_items(action: ActionSpec, results: Mapping[str, JSON]) -> list[JSON]:
-    """The items an action fans out over (a list, possibly empty)."""
-    assert action.for_each is not None
-    ref = action.for_each
-    if ref.ref not in results:
-        raise BindingError(f"for_each of {action.id} reads {ref.ref!r}, which has no result")
-    items = search(ref.path, results[ref.ref])
-    if items is None:
-        return []
-    if not isinstance(items, list):
-        raise BindingError(f"for_each of {action.id}: {ref.path!r} is not a list")
-    return items

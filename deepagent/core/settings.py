@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from deepagent.core.vocab import Mode
 from deepagent.llm.config import ModelConfig, Role
-from deepagent.vocab import Mode
 
 DEFAULT_NOW = date(2026, 1, 15)
 

@@ -12,7 +12,7 @@ import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from deepagent.settings import Settings
+from deepagent.core.settings import Settings
 
 
 def approx_tokens(text: str) -> int:

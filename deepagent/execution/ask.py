@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from deepagent.binding import BindingError
+from deepagent.core.schema import JSON
+from deepagent.core.templates import BindingError
 from deepagent.prompts import render
-from deepagent.schema import JSON
 
 MAX_INPUT_CHARS = 20_000
 

@@ -8,8 +8,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from deepagent.offline.pacing import Pace
-from deepagent.offline.planner import decide
+from deepagent.llm.pacing import Pace
+from deepagent.planning.offline.policy import decide
 
 
 class OfflinePlannerModel(BaseChatModel):

@@ -18,7 +18,8 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from deepagent.offline.situation import Situation, case_tag, fill_case
+from deepagent.core.schema import JSON, ActionSpec
+from deepagent.planning.offline.situation import Situation, case_tag, fill_case
 from deepagent.requirements.evidence import (
     SUBJECT_KEYS,
     Evidence,
@@ -26,7 +27,6 @@ from deepagent.requirements.evidence import (
     months_between,
     months_of,
 )
-from deepagent.schema import JSON, ActionSpec
 
 COVER = "cov"  # ids of a coverage round (after execution)
 PRE = "pre"  # ids added before anything ran, for subjects and periods the plan leaves out

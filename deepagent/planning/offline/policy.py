@@ -18,21 +18,22 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from deepagent.analysis.inputs import classify_question
-from deepagent.offline.clarity import Unclear, about_itself, unclear
-from deepagent.offline.coverage import coverage_actions, coverage_done, planned
-from deepagent.offline.situation import (
-    Situation,
-    case_tag,
-    missing_params,
-    read_situation,
-)
-from deepagent.schema import (
+from deepagent.core.question import about_itself
+from deepagent.core.schema import (
     ActionSpec,
     CallActions,
     CallHuman,
     FinalAnalysis,
     PlannerDecision,
     TodoItem,
+)
+from deepagent.planning.offline.clarity import Unclear, unclear
+from deepagent.planning.offline.coverage import coverage_actions, coverage_done, planned
+from deepagent.planning.offline.situation import (
+    Situation,
+    case_tag,
+    missing_params,
+    read_situation,
 )
 
 # --- the policy ----------------------------------------------------------------------

@@ -1,1 +1,0 @@
-"""Deterministic offline policies for the model roles (no language model involved)."""
