@@ -24,6 +24,7 @@ from context_loader.keywords import ModuleHits, module_hits
 from context_loader.models import ModuleScore, PageContext
 from context_loader.module_index import ModuleIndex, clauses
 from deepagent.prompts import render
+from deepagent.prompts.sections import PromptError, required
 from deepagent.tools.registry import ModuleManifest
 from rag_cases.retriever import CaseHit
 
@@ -187,7 +188,7 @@ class LLMClassifier:
 
     async def identify(self, evidence: Evidence) -> Identification:
         offline = await self.fallback.identify(evidence)
-        system, user = render_classifier_prompt(evidence)
+        system, user = classifier_messages(evidence)
         try:
             reply = await self.model.ainvoke([SystemMessage(system), HumanMessage(user)])
             chosen = parse_modules(str(reply.content), [m.name for m in evidence.manifests])
@@ -205,7 +206,8 @@ class LLMClassifier:
         return Identification(scores=offline.scores, method="llm", notes=offline.notes)
 
 
-def render_classifier_prompt(evidence: Evidence) -> tuple[str, str]:
+def classifier_messages(evidence: Evidence) -> tuple[str, str]:
+    """The (system, user) messages of the module classifier prompt."""
     modules = "\n".join(
         f"- {m.name}: {m.title_en} / {m.title_zh}. {m.description}" for m in evidence.manifests
     )
@@ -233,3 +235,29 @@ def parse_modules(text: str, known: Sequence[str]) -> list[str]:
         return []
     names = value.get("modules", []) if isinstance(value, dict) else []
     return [n for n in names if isinstance(n, str) and n in known]
+
+
+@dataclass(frozen=True)
+class ClassifierRequest:
+    """What a rendered classifier prompt carries."""
+
+    modules: list[str]
+    cases: list[list[str]]  # the modules of each similar case, most similar first
+    question: str
+
+
+def read_classifier_prompt(system: str, user: str) -> ClassifierRequest:
+    """The request a rendered classifier prompt carries (PromptError if it is not one): the
+    module listing is configuration and stands in the system part, the rest is data."""
+    parts = required(user, "similar_cases", "question")
+    _, found, listing = system.partition("\nModules:\n")
+    if not found:
+        raise PromptError("the prompt has no module listing")
+    lines = listing.splitlines()
+    modules = [line[2:].split(":", 1)[0] for line in lines if line[:2] == "- "]
+    cases = [
+        [m.strip() for m in line.rpartition(" -> ")[2].split(",") if m.strip()]
+        for line in parts["similar_cases"].splitlines()
+        if " -> " in line
+    ]
+    return ClassifierRequest(modules, cases, parts["question"].strip())

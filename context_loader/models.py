@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import Field
 
@@ -17,6 +17,15 @@ class PageContext(Strict):
     type: str = Field(min_length=1, max_length=64)
     category_id: int | None = None
     product_id: int | None = None
+
+
+class Asker(Protocol):
+    """Who asks what, and where: the part of an API body or a batch line a run starts from."""
+
+    question: str
+    user_id: str
+    merchant_id: str | None
+    page: PageContext | None
 
 
 class ContextRequest(Strict):
@@ -43,6 +52,21 @@ class ContextRequest(Strict):
     subagent_variant: Literal["lite", "full"] = Field(
         default="lite", description="lite: no TodoList, conclusions only; full: like a main run"
     )
+
+    @classmethod
+    def asked(
+        cls, asker: Asker, *, source: str, now: date | None, modules: list[str] | None = None
+    ) -> ContextRequest:
+        """The request for a question as a caller sent it (an API body, a batch line)."""
+        return cls(
+            question=asker.question,
+            user_id=asker.user_id,
+            merchant_id=asker.merchant_id,
+            page=asker.page,
+            source=source,
+            now=now,
+            modules=modules,
+        )
 
 
 class ModuleScore(Strict):

@@ -12,8 +12,9 @@ from deepagent.analysis.inputs import (
     ResultStatus,
     classify_question,
 )
-from deepagent.analysis.llm import analyst_messages, stream_llm_analysis
+from deepagent.analysis.llm import stream_llm_analysis
 from deepagent.analysis.offline import offline_analysis, stream_offline_analysis
+from deepagent.analysis.prompt import analyst_messages
 
 __all__ = [
     "AnalysisInput",

@@ -1,108 +1,16 @@
-"""The model-backed analyst: renders the analyst prompt and streams the model's reply.
-
-The prompt carries the same rules the offline templated analyst follows (language,
-lookup vs analysis, conclusion -> analysis process -> recommendations, tables with a
-source line, failed data left out, empty data named), and the context parts as tagged
-sections. Sources are shown with module titles in the question's language so the model
-can copy them into its source lines.
-"""
+"""The model-backed analyst: streams the model's report for the analyst prompt
+(``analysis.prompt``), chunk by chunk."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from deepagent.analysis.inputs import AnalysisInput, CollectedResult, display_source
-from deepagent.analysis.phrases import say
-from deepagent.prompts import render
-from deepagent.requirements.statement import HEADING
-
-MAX_DATA_CHARS = 20_000
-"""Per-result cap on the JSON shown to the model (the executor already caps results)."""
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def render_collected(inp: AnalysisInput) -> str:
-    """Every collected result: id, tool, status, source, arguments, summary and (ok) data."""
-    if not inp.collected:
-        return "(nothing was collected)"
-    blocks: list[str] = []
-    for res in inp.collected:
-        blocks.append(_render_result(res, inp))
-    return "\n\n".join(blocks)
-
-
-def _render_result(res: CollectedResult, inp: AnalysisInput) -> str:
-    item = "" if res.item_index is None else f"#{res.item_index}"
-    lines = [
-        f"[{res.action_id}{item}] tool={res.tool} module={res.module or '-'} status={res.status}",
-        f"source: {display_source([res], inp.language)}",
-        f"args: {_json(res.args)}",
-        f"summary: {res.plain_text}",
-    ]
-    if res.status == "ok":
-        data = _json(res.data)
-        if len(data) > MAX_DATA_CHARS:
-            data = data[:MAX_DATA_CHARS] + f" ... (cut at {MAX_DATA_CHARS} characters)"
-        lines.append(f"data: {data}")
-    else:
-        lines.append("(not usable: leave it out of tables; an empty result means no data)")
-    return "\n".join(lines)
-
-
-def output_format(inp: AnalysisInput) -> str:
-    """The concrete shape of the answer for this question, with headings in its language."""
-    lang = inp.language
-    source = say(lang, "source", sources="<source>")
-    if inp.subagent:
-        return (
-            f"Start with the heading {say(lang, 'h_conclusion')!r}; bullet points with the key "
-            f"figures; end with one line {source!r}."
-        )
-    if inp.kind == "lookup":
-        return f"1-3 sentences with the exact figure, then a line {source!r}. No headings."
-    headings = ", ".join(repr(say(lang, h)) for h in ("h_conclusion", "h_process", "h_recs"))
-    return (
-        f"Use exactly these level-2 headings in this order: {headings}. In the analysis "
-        f"process use one '### ' subsection per kind of data; under every table a line "
-        f"{source!r}."
-    )
-
-
-def analyst_messages(inp: AnalysisInput) -> tuple[str, str]:
-    """The (system, user) messages of the analyst prompt for this input."""
-    todo = "\n".join(f"- [{t.status}] {t.content}" for t in inp.todo_list) or "(none)"
-    skills = "\n\n---\n\n".join(s.strip() for s in inp.skills) or "(none)"
-    return render(
-        "analyst",
-        question=inp.question,
-        language=inp.language,
-        question_type="subagent" if inp.subagent else inp.kind,
-        stop_reason=inp.stop_reason or "",
-        context_params=json.dumps(inp.params, ensure_ascii=False, indent=1, default=str),
-        skills=skills,
-        todo_list=todo,
-        collected_data=render_collected(inp),
-        tools=", ".join(inp.tools) or "(none)",
-        execution_history=inp.history or "(none)",
-        reference_cases="\n".join(inp.cases) or "(none)",
-        conversation="\n".join(inp.conversation) or "(none)",
-        output_format=output_format(inp),
-        coverage=_coverage(inp),
-        not_covered_heading=HEADING[inp.language],
-    )
-
-
-def _coverage(inp: AnalysisInput) -> str:
-    items = [i.model_dump(exclude={"action_ids"}) for i in inp.coverage if i.status != "covered"]
-    return json.dumps(items, ensure_ascii=False) if items else "(every requirement is covered)"
+from deepagent.analysis.inputs import AnalysisInput
+from deepagent.analysis.prompt import analyst_messages
 
 
 def _text(content: Any) -> str:

@@ -44,14 +44,7 @@ class BatchItem(Strict):
         return value.strip()
 
     def request(self) -> ContextRequest:
-        return ContextRequest(
-            question=self.question,
-            user_id=self.user_id,
-            merchant_id=self.merchant_id,
-            page=self.page,
-            source="batch",
-            now=self.now,
-        )
+        return ContextRequest.asked(self, source="batch", now=self.now)
 
     def content_hash(self) -> str:
         """Of the whole line, id included: a changed question gets a new job, and ids that

@@ -35,7 +35,7 @@ from deepagent.batch.workers import SpawnedWorkers, WorkerDied
 from deepagent.core.settings import Settings
 from deepagent.core.vocab import Mode
 from deepagent.distributed.protocol import JOB_FUNC, JobResult, job_payload
-from deepagent.distributed.rq_runner import JobFailed, JobWatch, submit_job
+from deepagent.distributed.rq_runner import JobFailed, JobLimits, JobWatch, submit_job
 from deepagent.record import RunRecord
 from deepagent.tools.executor import validation_message
 
@@ -59,6 +59,11 @@ class QueuedBatch:
     timeout_s: float
     spawned: SpawnedWorkers | None = None  # ours: stop our jobs when interrupted
     job_func: str = JOB_FUNC
+
+    @cached_property
+    def limits(self) -> JobLimits:
+        lost_after_s = self.settings.subagent_lost_after_s
+        return JobLimits(self.timeout_s, self.retries, lost_after_s, queued_ttl_s=QUEUED_TTL_S)
 
     @cached_property
     def queue(self) -> Queue:
@@ -135,15 +140,7 @@ class QueuedBatch:
         return _line(item, record, result.worker, outcome.attempts, started), job
 
     def _watch(self, job: Job) -> JobWatch:
-        return JobWatch(
-            self.queue,
-            job,
-            timeout_s=self.timeout_s,
-            lost_after_s=self.settings.subagent_lost_after_s,
-            retries=self.retries,
-            deadline_from="start",
-            poll_max_s=POLL_MAX_S,
-        )
+        return JobWatch(self.queue, job, self.limits, deadline_from="start", poll_max_s=POLL_MAX_S)
 
     async def _abandon(self, watch: JobWatch) -> None:
         """Interrupted: with workers of our own (about to stop), cancel the job if queued,
@@ -154,14 +151,7 @@ class QueuedBatch:
     def _submit(self, item: BatchItem, run_id: str, mode: Mode) -> Job:
         payload = job_payload("question", run_id, item.request(), self.settings, mode)
         return submit_job(
-            self.queue,
-            run_id,
-            self.job_func,
-            payload,
-            timeout_s=self.timeout_s,
-            retries=self.retries,
-            description=f"batch line {item.id}",
-            queued_ttl_s=QUEUED_TTL_S,
+            self.queue, run_id, self.job_func, payload, self.limits, f"batch line {item.id}"
         )
 
     async def _guard(self) -> None:

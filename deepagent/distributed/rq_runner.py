@@ -58,18 +58,16 @@ class RQRunner(SubAgentDispatcher):
         assert deps.redis is not None, "RQRunner needs RunDeps.redis"
         self.queue = Queue(deps.settings.subagent_queue, connection=deps.redis)
         self.job_func = job_func
+        settings = deps.settings
+        self.limits = JobLimits(
+            settings.subagent_timeout_s, settings.subagent_retries, settings.subagent_lost_after_s
+        )
 
     async def execute(self, run_id: str, request: ContextRequest) -> SubAgentRun:
         settings = self.deps.settings
         payload = job_payload("subagent", run_id, request, settings)
         job = await asyncio.to_thread(self._submit, run_id, payload)
-        watch = JobWatch(
-            self.queue,
-            job,
-            timeout_s=settings.subagent_timeout_s,
-            lost_after_s=settings.subagent_lost_after_s,
-            retries=settings.subagent_retries,
-        )
+        watch = JobWatch(self.queue, job, self.limits)
         try:
             outcome = await watch.wait()
         except JobFailed as exc:
@@ -88,32 +86,27 @@ class RQRunner(SubAgentDispatcher):
         )
 
     def _submit(self, job_id: str, payload: dict[str, JSON]) -> Job:
-        settings = self.deps.settings
         return submit_job(
-            self.queue,
-            job_id,
-            self.job_func,
-            payload,
-            timeout_s=settings.subagent_timeout_s,
-            retries=settings.subagent_retries,
-            description=f"SubAgent {job_id}",
+            self.queue, job_id, self.job_func, payload, self.limits, f"SubAgent {job_id}"
         )
 
 
-def submit_job(
-    queue: Queue,
-    job_id: str,
-    func: str,
-    payload: dict[str, Any],
-    *,
-    timeout_s: float,
-    retries: int,
-    description: str,
-    queued_ttl_s: float | None = None,
-) -> Job:
+@dataclass(frozen=True)
+class JobLimits:
+    """How long a job may take and how often it is retried: the same for its submission
+    and its watch. ``queued_ttl_s``: how long it may wait in the queue (default: its timeout
+    plus a minute; the watchdog normally cancels it first)."""
+
+    timeout_s: float
+    retries: int
+    lost_after_s: float
+    queued_ttl_s: float | None = None
+
+
+def submit_job(queue: Queue, job_id: str, func: str, payload: dict[str, Any], limits: JobLimits,
+               description: str) -> Job:  # fmt: skip
     """Enqueue, or attach to the job already queued, running or finished under this id
-    (a job that ended badly is replaced). ``queued_ttl_s``: how long it may wait in the
-    queue (default: its timeout plus a minute; the watchdog normally cancels it first)."""
+    (a job that ended badly is replaced)."""
     conn = queue.connection
     try:
         job = Job.fetch(job_id, connection=conn)
@@ -122,16 +115,16 @@ def submit_job(
         job.delete()  # an earlier attempt ended badly: this dispatch starts afresh
     except NoSuchJobError:
         pass
-    timeout = math.ceil(timeout_s)
+    timeout = math.ceil(limits.timeout_s)
     return queue.enqueue(
         func,
         payload,
         job_id=job_id,
         job_timeout=timeout,
-        ttl=math.ceil(queued_ttl_s) if queued_ttl_s else timeout + TTL_GRACE_S,
+        ttl=math.ceil(limits.queued_ttl_s) if limits.queued_ttl_s else timeout + TTL_GRACE_S,
         result_ttl=RESULT_TTL_S,
         failure_ttl=FAILURE_TTL_S,
-        retry=Retry(max=retries) if retries else None,
+        retry=Retry(max=limits.retries) if limits.retries else None,
         description=description,
     )
 
@@ -162,10 +155,8 @@ class JobWatch:
         self,
         queue: Queue,
         job: Job,
+        limits: JobLimits,
         *,
-        timeout_s: float,
-        lost_after_s: float,
-        retries: int,
         deadline_from: Literal["dispatch", "start"] = "dispatch",
         poll_max_s: float = POLL_MAX_S,
     ) -> None:
@@ -173,9 +164,9 @@ class JobWatch:
         starts the job (a batch job may legitimately wait long in the queue)."""
         self.queue = queue
         self.job = job
-        self.timeout_s = timeout_s
-        self.lost_after_s = lost_after_s
-        self.retries = retries
+        self.timeout_s = limits.timeout_s
+        self.lost_after_s = limits.lost_after_s
+        self.retries = limits.retries
         self.deadline_from = deadline_from
         self.poll_max_s = poll_max_s
         self.lost: list[str] = []

@@ -68,7 +68,7 @@ def requirements_part(requirements: Requirements, hints: dict[str, list[str]]) -
         if hints.get(item.id):
             row["tools"] = hints[item.id]
         rows.append(row)
-    return _escaped_json(rows) if rows else "(none)"
+    return json.dumps(rows, ensure_ascii=False) if rows else "(none)"
 
 
 def coverage_part(coverage: Coverage | None) -> str:
@@ -78,10 +78,4 @@ def coverage_part(coverage: Coverage | None) -> str:
     open_items = [i.model_dump(exclude={"action_ids"}) for i in coverage.open]
     if not open_items:
         return "(every requirement is covered)"
-    return _escaped_json(open_items)
-
-
-def _escaped_json(value: object) -> str:
-    """JSON whose strings (the question's words) cannot open or close a prompt tag."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e")
+    return json.dumps(open_items, ensure_ascii=False)

@@ -1,13 +1,13 @@
 """Rendering the planner's messages from a PlannerContext, and reading them back.
 
-The offline planner parses the same tagged sections a model reads (``sections``), so
-there is no side channel between the planner node and the offline policy.
+The offline planner parses the same tagged sections a model reads (``sections``, the one
+reader, re-exported here as the read side of this contract), so there is no side channel
+between the planner node and the offline policy.
 """
 
 from __future__ import annotations
 
 import json
-import re
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
@@ -15,6 +15,9 @@ from deepagent.core.vocab import Mode
 from deepagent.loop.coverage_step import coverage_part, requirements_part
 from deepagent.planning.context import PlannerContext
 from deepagent.prompts import render
+from deepagent.prompts.sections import sections
+
+__all__ = ["planner_messages", "run_flags", "sections"]
 
 MODE_RULES: dict[Mode, str] = {
     "tree": "Mode tree: return the whole Action Tree you can already plan, with dependencies "
@@ -32,7 +35,6 @@ LITE_RULE = (
     "You work on one delegated sub-task: keep no TodoList (return an empty todo_list) and "
     "choose final_analysis as soon as the sub-task's data is collected."
 )
-SECTION = re.compile(r"<(\w+)>\n(.*?)\n</\1>", re.S)
 
 
 def _json(value: object) -> str:
@@ -74,8 +76,3 @@ def _history(ctx: PlannerContext) -> str:
     if ctx.summary is None:
         return _json(rounds)
     return _json({"summary": ctx.summary, "rounds": rounds})
-
-
-def sections(text: str) -> dict[str, str]:
-    """The tagged sections of a rendered user message."""
-    return {m.group(1): m.group(2) for m in SECTION.finditer(text)}

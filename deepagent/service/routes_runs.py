@@ -42,15 +42,7 @@ def context_request(state: ServiceState, key: KeyRow, body: RunCreate) -> Contex
         if denied:
             raise HTTPException(403, f"key {key.name!r} may not use: {', '.join(denied)}")
     modules = wanted if wanted is not None else scope(key)
-    return ContextRequest(
-        question=body.question,
-        user_id=body.user_id,
-        merchant_id=body.merchant_id,
-        page=body.page,
-        source="api",
-        now=body.options.now,
-        modules=modules,
-    )
+    return ContextRequest.asked(body, source="api", now=body.options.now, modules=modules)
 
 
 async def start_run(

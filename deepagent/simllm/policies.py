@@ -26,18 +26,13 @@ import jmespath
 from jmespath.exceptions import JMESPathError
 from langchain_core.messages import BaseMessage
 
+from context_loader.identify import read_classifier_prompt
 from deepagent.analysis.offline import offline_analysis
+from deepagent.analysis.prompt import read_analyst_prompt
+from deepagent.execution.ask import read_binder_prompt
 from deepagent.planning.offline.policy import decide
-from deepagent.simllm.readers import (
-    PromptError,
-    analysis_input,
-    binder_request,
-    classifier_request,
-    summary_request,
-    system_text,
-    upto_prompt,
-    user_text,
-)
+from deepagent.simllm.readers import PromptError, system_text, upto_prompt, user_text
+from deepagent.summaries.prompt import read_summary_prompt
 from deepagent.summaries.summarizer import summarize_offline
 
 Messages = Sequence[BaseMessage]
@@ -72,7 +67,7 @@ def plan_invalid(messages: Messages) -> str:
 
 
 def summarize(messages: Messages) -> str:
-    req = summary_request(user_text(messages, "History to compress"))
+    req = read_summary_prompt(user_text(messages, "<earlier_summary>"))
     return summarize_offline(req.question, req.rounds, req.todo, req.previous)
 
 
@@ -81,7 +76,7 @@ def summarize_invalid(messages: Messages) -> str:
 
 
 def analyse(messages: Messages) -> str:
-    return offline_analysis(analysis_input(user_text(messages, "<collected_data>")))
+    return offline_analysis(read_analyst_prompt(user_text(messages, "<collected_data>")))
 
 
 def analyse_invalid(messages: Messages) -> str:
@@ -92,7 +87,7 @@ def analyse_invalid(messages: Messages) -> str:
 
 
 def bind(messages: Messages) -> str:
-    instruction, inputs = binder_request(user_text(messages, "Instruction: "))
+    instruction, inputs = read_binder_prompt(user_text(messages, "<instruction>"))
     try:
         data = json.loads(inputs)
         value = jmespath.search(instruction.strip(), data)
@@ -115,7 +110,7 @@ def bind_invalid(messages: Messages) -> str:
 
 
 def classify(messages: Messages) -> str:
-    req = classifier_request(system_text(messages), user_text(messages, "Question: "))
+    req = read_classifier_prompt(system_text(messages), user_text(messages, "<similar_cases>"))
     votes: dict[str, float] = {}
     for rank, modules in enumerate(req.cases):
         for module in modules:

@@ -121,28 +121,10 @@ class SubAgentDispatcher(ABC):
         try:
             outcome = await self.execute(run_id, request)
         except SubAgentFailed as exc:
-            self._record(
-                action_id,
-                task,
-                dispatched,
-                status="failed",
-                conclusion=str(exc),
-                worker=exc.worker,
-                attempts=exc.attempts,
-            )
+            self._record(action_id, task, dispatched, exc)
             return ToolResult.failure("failed", f"SubAgent {action_id}: {exc}")
+        self._record(action_id, task, dispatched, outcome)
         record = outcome.record
-        self._record(
-            action_id,
-            task,
-            dispatched,
-            status=record.status,
-            conclusion=record.analysis,
-            rounds=record.planning_rounds,
-            worker=outcome.worker,
-            attempts=outcome.attempts,
-            queued_ms=outcome.queued_ms,
-        )
         if record.status != "completed":
             return ToolResult.failure(
                 "failed", f"SubAgent {action_id} {record.status}: {record.error}"
@@ -162,15 +144,17 @@ class SubAgentDispatcher(ABC):
         action_id: str,
         task: SubAgentTask,
         dispatched: float,
-        *,
-        status: str,
-        conclusion: str,
-        rounds: int = 0,
-        worker: str | None = None,
-        attempts: int = 1,
-        queued_ms: float = 0.0,
+        outcome: SubAgentRun | SubAgentFailed,
     ) -> None:
+        """One SubAgentRecord and a ``subagent_finished`` event for a finished dispatch."""
         duration = round((time.time() - dispatched) * 1000, 2)
+        if isinstance(outcome, SubAgentFailed):
+            status, conclusion, rounds, queued_ms = "failed", str(outcome), 0, 0.0
+        else:
+            rec = outcome.record
+            status, conclusion, rounds = rec.status, rec.analysis, rec.planning_rounds
+            queued_ms = outcome.queued_ms
+        where = {"worker": outcome.worker, "attempts": outcome.attempts}
         self.records.append(
             SubAgentRecord(
                 id=action_id,
@@ -180,19 +164,12 @@ class SubAgentDispatcher(ABC):
                 rounds=rounds,
                 conclusion=conclusion,
                 started_ms=round((dispatched - self.parent_started) * 1000, 2),
-                worker=worker,
-                attempts=attempts,
                 queued_ms=queued_ms,
+                **where,
             )
         )
         _emit(
-            ev.SubAgentFinished(
-                action_id=action_id,
-                status=status,
-                duration_ms=duration,
-                worker=worker,
-                attempts=attempts,
-            )
+            ev.SubAgentFinished(action_id=action_id, status=status, duration_ms=duration, **where)
         )
 
 

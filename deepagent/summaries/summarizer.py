@@ -19,7 +19,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from deepagent.core.schema import TodoItem
 from deepagent.planning.context import ActionView, RoundView
-from deepagent.prompts import render
+from deepagent.summaries.prompt import SummaryRequest, summary_messages
 
 _FIGURE = re.compile(
     r"[¥$]?-?\d[\d,]*(?:\.\d+)?%?|[A-Za-z\u4e00-\u9fff][\w\u4e00-\u9fff&'·-]*\s?\(\d+\)"
@@ -76,13 +76,7 @@ async def summarize_with_model(
     todo: Sequence[TodoItem],
     previous: str | None,
 ) -> str:
-    system, user = render(
-        "summarizer",
-        question=question,
-        previous=previous or "(none)",
-        history=json.dumps([r.model_dump(exclude_none=True) for r in rounds], ensure_ascii=False),
-        todo_list=json.dumps([t.model_dump() for t in todo], ensure_ascii=False),
-    )
+    system, user = summary_messages(SummaryRequest(question, list(rounds), list(todo), previous))
     reply = await model.ainvoke([SystemMessage(system), HumanMessage(user)])
     return str(reply.content)
 
