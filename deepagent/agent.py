@@ -61,6 +61,7 @@ class RunSnapshot:
         return bool(self.values)
 
     def record(self) -> RunRecord:
+        """The RunRecord of this state."""
         return record_from_state(cast(RunState, self.values), waiting=self.waiting)
 
 
@@ -232,6 +233,7 @@ class Agent:
         return await self.record(run_id)
 
     async def snapshot(self, run_id: str) -> RunSnapshot:
+        """The run's latest checkpoint: its state values and whether it waits for an answer."""
         state = await self.graph.aget_state(_config(run_id))
         return RunSnapshot(run_id=run_id, values=dict(state.values), waiting=bool(state.next))
 
@@ -241,6 +243,7 @@ class Agent:
             yield RunSnapshot(run_id=run_id, values=dict(state.values), waiting=bool(state.next))
 
     async def record(self, run_id: str) -> RunRecord:
+        """The RunRecord of the run's latest checkpoint."""
         return (await self.snapshot(run_id)).record()
 
 
@@ -249,6 +252,7 @@ def _config(run_id: str) -> RunnableConfig:
 
 
 def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
+    """The RunRecord of a run's checkpointed state (``waiting``: paused for the user)."""
     loaded = LoadedContext.model_validate(state["loaded"]) if state.get("loaded") else None
     question = state.get("request", {}).get("question", "")
     status = state.get("status", "running")

@@ -35,6 +35,10 @@ class Loader(Protocol):
 
 @dataclass
 class RunDeps:
+    """Everything a run needs, built once at the composition root: settings, the
+    context loader, the model roles (planner, analyst, binder, summarizer, SubAgent planner)
+    and Redis when SubAgents run on RQ workers."""
+
     settings: Settings
     loader: Loader
     planner: Planner

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from deepagent.core.yamlfile import compose, safe_load
 from deepagent.tools.executor import validation_message
 from rag_cases.schema import Case
 
@@ -62,7 +63,7 @@ def load_cases(*directories: Path) -> CaseLibrary:
 def parse_case_file(path: Path, text: str) -> Iterable[Case]:
     """Cases of one file; errors name the file and the line where the case starts."""
     try:
-        root = yaml.compose(text)
+        root = compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
@@ -71,7 +72,7 @@ def parse_case_file(path: Path, text: str) -> Iterable[Case]:
         return []
     if not isinstance(root, yaml.SequenceNode):
         raise CaseFileError(f"{path}:1: a case file is a YAML list of cases")
-    raw_items = yaml.safe_load(text)
+    raw_items = safe_load(text)
     out = []
     for node, raw in zip(root.value, raw_items, strict=True):
         line = node.start_mark.line + 1

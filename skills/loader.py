@@ -20,6 +20,7 @@ import yaml
 from pydantic import Field, ValidationError
 
 from deepagent.core.schema import Strict
+from deepagent.core.yamlfile import safe_load
 
 SKILLS_DIR = Path(__file__).parent
 
@@ -51,7 +52,7 @@ def parse_skill(path: Path) -> Skill:
         raise SkillError(f"{path}: missing YAML front matter (--- ... ---)")
     try:
         _, front, body = text.split("---", 2)
-        meta = SkillMeta.model_validate(yaml.safe_load(front))
+        meta = SkillMeta.model_validate(safe_load(front))
     except (ValueError, yaml.YAMLError, ValidationError) as exc:
         raise SkillError(f"{path}: invalid front matter: {exc}") from exc
     return Skill(meta=meta, body=body.strip(), path=path)

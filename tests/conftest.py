@@ -109,11 +109,18 @@ def full(full_db: Path) -> Iterator[sqlite3.Connection]:
     yield from _rows_connection(full_db)
 
 
+INDEX_CACHE = Path(
+    os.environ.get("DEEPAGENT_TEST_INDEX_CACHE", Path(__file__).parent.parent / "var/test-cache")
+)
+"""Embeddings of the case library and the module examples, kept between test sessions:
+files are named by the digest of what they embed, so a changed case or example is embedded
+again and a stale file is never read (embedding them costs ~20 s of a cold session)."""
+
+
 @pytest.fixture(scope="session")
-def loader(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> ContextLoader:
+def loader(sample_db: Path) -> ContextLoader:
     """One context loader (cases, skills, indexes) over the small database."""
-    settings = Settings(data_path=sample_db, cache_dir=tmp_path_factory.mktemp("cache"))
-    return ContextLoader.create(settings)
+    return ContextLoader.create(Settings(data_path=sample_db, cache_dir=INDEX_CACHE))
 
 
 @pytest.fixture

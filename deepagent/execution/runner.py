@@ -29,6 +29,8 @@ PREVIEW_CHARS = 240
 
 
 class SubAgentRunner(Protocol):
+    """Runs a ``subagent`` action (the dispatcher of the run's SubAgent back end)."""
+
     async def run(
         self, action_id: str, task: SubAgentTask, args: dict[str, JSON], index: int | None = None
     ) -> ToolResult:
@@ -37,12 +39,19 @@ class SubAgentRunner(Protocol):
 
 
 class Binder(Protocol):
+    """Binds a ``$ask`` argument (the binder model role)."""
+
     async def bind(self, ask: Mapping[str, JSON], inputs: Mapping[str, JSON]) -> JSON:
         """Derive one argument value from the named inputs (raise BindingError if unable)."""
         ...
 
 
 class TreeRunner:
+    """Runs one round's Action Tree: validates it as a DAG, starts every action as soon
+    as its inputs exist (bounded by ``max_parallel`` and ``max_subagents``), binds
+    ``$ref``/``$item``/``$ask`` arguments and fans ``for_each`` out. A failed action fails
+    only its dependants (skipped, with the reason); its siblings run on."""
+
     def __init__(
         self,
         executor: ToolExecutor,
@@ -69,6 +78,9 @@ class TreeRunner:
         prior: Mapping[str, JSON] | None = None,
         visible_tools: Collection[str] | None = None,
     ) -> TreeOutcome:
+        """Run ``actions`` (with ``prior`` data of earlier rounds) and return every
+        action's record and the data it produced; a plan that is not a valid DAG is
+        refused whole, as ``TreeOutcome.error``."""
         data: dict[str, JSON] = dict(prior or {})
         for action in actions:  # an id reused from an earlier round gets fresh data
             data.pop(action.id, None)

@@ -54,6 +54,10 @@ from deepagent.tools.offload.workspace import Workspace
 
 
 class Nodes:
+    """The loop's nodes: each reads the state through one ``RunView`` and returns only its
+    writes (reducers merge them). Holds the run's dependencies, the SubAgent back end (None
+    inside a SubAgent) and the summarizer."""
+
     def __init__(
         self, deps: RunDeps, subagents: SubAgentBackend | None, summarizer: Summarizer
     ) -> None:
@@ -62,6 +66,8 @@ class Nodes:
         self.summarizer = summarizer
 
     async def load_context(self, state: RunState) -> dict[str, Any]:
+        """Load the run's context (modules, tools, skills, cases, parameters, requirements)
+        and announce it; runs again after the user answers a ``call_human``."""
         loaded = await self.deps.loader.load(RunView(state).request)
         emit(
             ev.ContextLoaded(
@@ -112,6 +118,9 @@ class Nodes:
         return _to(route, update)
 
     async def execute(self, state: RunState) -> dict[str, Any]:
+        """Run the round's Action Tree in dependency order (SubAgents through the back end),
+        write its actions and collected results, and schedule a summary when the history
+        passes its budget."""
         view = RunView(state)
         decision, loaded, request = view.decision, view.loaded, view.request
         assert isinstance(decision.action, CallActions)
@@ -163,6 +172,9 @@ class Nodes:
         }
 
     async def human(self, state: RunState) -> Command[Literal["load_context"]]:
+        """Pause durably for the user's answer (a LangGraph interrupt, checkpointed); on
+        resume the answer joins the question and the conversation and context is loaded
+        again."""
         decision = RunView(state).decision
         assert isinstance(decision.action, CallHuman)
         rounds = [round_entry(state, "call_human", decision.todo_list, decision.thought)]
@@ -185,6 +197,8 @@ class Nodes:
         return Command(goto="load_context", update=update | {"paused_s": _paused(state)})
 
     async def analyze(self, state: RunState) -> dict[str, Any]:
+        """Check coverage, then stream the final analysis (templated offline, or the
+        analyst model) with what the run could not cover stated; ends the run."""
         started = time.perf_counter()
         self.summarizer.drop(state["run_id"])  # planning is over: no summary is swapped in
         view = RunView(state)

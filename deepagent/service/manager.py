@@ -28,6 +28,10 @@ ANSWER_CHARS = 1200
 
 
 class RunManager:
+    """The service's runs in this process: starts them as tasks, resumes and cancels
+    them, stores every event, holds leases so another process takes over a run whose owner
+    died, and keeps each user's memory."""
+
     def __init__(self, store: ServiceStore, agent: Agent, owner: str, lease_s: float) -> None:
         self.store = store
         self.agent = agent
@@ -42,6 +46,7 @@ class RunManager:
     # --- lifecycle ------------------------------------------------------------------
 
     async def open(self) -> None:
+        """Recover the runs whose owner's lease ran out, then keep this owner's leases."""
         await self.recover()
         self._keeper = asyncio.create_task(self._keep_leases())
 
@@ -112,9 +117,11 @@ class RunManager:
         return False
 
     def active(self, run_id: str) -> bool:
+        """Whether the run is being driven by this process."""
         return run_id in self.tasks
 
     async def finished(self, run_id: str) -> None:
+        """Wait until this process stops driving the run (at once when it does not)."""
         task = self.tasks.get(run_id)
         if task is not None:
             await asyncio.wait([task])

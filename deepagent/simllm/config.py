@@ -15,6 +15,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from deepagent.core.schema import Strict
+from deepagent.core.yamlfile import safe_load
 from deepagent.tools.executor import validation_message
 
 FaultKind = Literal["rate_limit", "server_error", "stall", "malformed", "invalid"]
@@ -86,7 +87,7 @@ def load_config(path: Path) -> SimConfig:
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix == ".json" else safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(
             f"{path} is not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}"

@@ -63,6 +63,8 @@ class SubAgentFailed(Exception):
 def subagent_request(
     parent: ContextRequest, task: SubAgentTask, args: dict[str, JSON], variant: str
 ) -> ContextRequest:
+    """The SubAgent's context request: the parent's user and page, the task as its
+    question, the given parameters and tools, and the variant (lite or full)."""
     return ContextRequest(
         question=task.description[:2000],
         user_id=parent.user_id,
@@ -113,6 +115,8 @@ class SubAgentDispatcher(ABC):
     async def run(
         self, action_id: str, task: SubAgentTask, args: dict[str, JSON], index: int | None = None
     ) -> ToolResult:
+        """Dispatch one SubAgent action (copy ``index`` of a fan-out) to the back end and
+        return its conclusion as a ToolResult; a SubAgent that fails fails this action only."""
         variant = self.deps.settings.subagent_variant
         request = subagent_request(self.parent, task, args, variant)
         run_id = subagent_run_id(self.parent_run_id, self.round_index, action_id, index)

@@ -27,6 +27,9 @@ from deepagent.summaries.summarizer import history_tokens, summarize_offline, su
 
 @dataclass
 class PendingSummary:
+    """A summary being computed in the background for one run, with the rounds it
+    covers (swapped in at the next planning round only when it is ready)."""
+
     task: asyncio.Task[str]
     upto: int  # rounds covered
     tokens_before: int

@@ -30,6 +30,7 @@ ORDER = {"ok": 0, "empty": 1, "failed": 2, "skipped": 3}
 
 
 def history_tokens(rounds: Sequence[RoundView], summary: str | None = None) -> int:
+    """The approximate token count of the rounds (and summary) the planner would read."""
     text = json.dumps([r.model_dump(exclude_none=True) for r in rounds], ensure_ascii=False)
     return count_tokens_approximately([HumanMessage((summary or "") + text)])
 
@@ -76,6 +77,7 @@ async def summarize_with_model(
     todo: Sequence[TodoItem],
     previous: str | None,
 ) -> str:
+    """The summary written by the ``summarizer`` model role for these rounds."""
     system, user = summary_messages(SummaryRequest(question, list(rounds), list(todo), previous))
     reply = await model.ainvoke([SystemMessage(system), HumanMessage(user)])
     return str(reply.content)

@@ -20,6 +20,7 @@ from pydantic import Field, ValidationError
 
 from deepagent.core.schema import JSON, Strict
 from deepagent.core.settings import Settings
+from deepagent.core.yamlfile import safe_load
 from deepagent.requirements.vocabulary import Vocabulary
 from deepagent.tools.spec import ToolSpec
 
@@ -228,6 +229,6 @@ def _manifest_of(py_module: ModuleType) -> ModuleManifest:
     if not path.exists():
         raise RegistryError(f"{py_module.__name__}: no MANIFEST and no manifest file {path}")
     try:
-        return ModuleManifest.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        return ModuleManifest.model_validate(safe_load(path.read_text(encoding="utf-8")))
     except (yaml.YAMLError, ValidationError) as exc:
         raise RegistryError(f"invalid manifest {path}: {exc}") from exc

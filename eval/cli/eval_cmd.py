@@ -15,6 +15,7 @@ from rich.table import Table
 
 from deepagent.cli.errors import bad_input
 from deepagent.core.settings import Settings, load_settings
+from deepagent.core.yamlfile import safe_load
 from deepagent.tools.executor import validation_message
 
 if TYPE_CHECKING:
@@ -197,7 +198,7 @@ def _overrides(config: Path | None) -> dict[str, Any]:
     if not config.exists():
         bad_input(f"no config file at {config}")
     try:
-        data = yaml.safe_load(config.read_text(encoding="utf-8"))  # YAML reads JSON too
+        data = safe_load(config.read_text(encoding="utf-8"))  # YAML reads JSON too
     except yaml.YAMLError as exc:
         bad_input(f"{config}: not JSON or YAML ({exc})")
     if not isinstance(data, dict):

@@ -31,9 +31,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from deepagent.core.question import detect_language
+from deepagent.core.yamlfile import safe_load
 from eval.harness.cases import CALL_HUMAN, EvalCase, Source, dump_case
 from eval.harness.variants import LLMParaphraser, Paraphraser, TemplateParaphraser
 from rag_cases.schema import Case
@@ -55,7 +54,7 @@ RENAMED |= {"params": "expected_params", "requirements": "expected_requirements"
 def read_seeds(folder: Path = SEEDS) -> list[tuple[Source, dict[str, Any]]]:
     seeds: list[tuple[Source, dict[str, Any]]] = []
     for name, source in FILES.items():
-        for entry in yaml.safe_load((folder / name).read_text(encoding="utf-8")) or []:
+        for entry in safe_load((folder / name).read_text(encoding="utf-8")) or []:
             seeds.append((source, dict(entry)))
     return seeds
 

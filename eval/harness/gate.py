@@ -16,10 +16,10 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-import yaml
 from pydantic import Field, model_validator
 
 from deepagent.core.schema import Strict
+from deepagent.core.yamlfile import safe_load
 from eval.harness.summary import Summary
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +48,7 @@ class Gate(Strict):
 
 
 def load_gate(path: Path = GATE_FILE) -> Gate:
-    return Gate.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return Gate.model_validate(safe_load(path.read_text(encoding="utf-8")))
 
 
 def metric_values(summary: Summary) -> dict[str, float | None]:

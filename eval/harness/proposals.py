@@ -22,6 +22,7 @@ import yaml
 from pydantic import Field, ValidationError
 
 from deepagent.core.schema import JSON, Strict
+from deepagent.core.yamlfile import safe_load
 from deepagent.record import RunRecord
 from deepagent.tools.registry import ALWAYS_LOADED, ToolRegistry
 from eval.harness.figures import figure_matches, figures_in
@@ -69,7 +70,7 @@ def read_review(path: Path) -> list[Candidate]:
     if not path.exists():
         return []
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        raw = safe_load(path.read_text(encoding="utf-8")) or []
     except yaml.YAMLError as exc:
         raise ReviewFileError(f"{path}: invalid YAML: {exc}") from exc
     if not isinstance(raw, list):
