@@ -11,8 +11,10 @@ import pytest
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
+from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
 from deepagent.planning.offline.model import OfflinePlannerModel
+from deepagent.testing import offline_agent
 from deepagent.tools.offload import workspace
 from tests.questions import SKINCARE
 
@@ -64,7 +66,7 @@ async def test_subagents_plan_with_the_subagent_planner_on_one_graph(
 
 
 async def test_workspace_clean_up_runs_once_per_root(
-    loader: ContextLoader, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     scans: list[Path] = []
 
@@ -75,7 +77,7 @@ async def test_workspace_clean_up_runs_once_per_root(
     monkeypatch.setattr(workspace, "cleanup", scan)
     root = tmp_path / "ws"
     root.mkdir()
-    settings = loader.settings.model_copy(update={"filesystem": True, "workspace_root": root})
+    settings = settings.model_copy(update={"filesystem": True, "workspace_root": root})
     for _ in range(3):
-        Agent(RunDeps(settings, loader, OfflinePlannerModel(), None))
+        offline_agent(settings)  # no context loader needed to build an Agent
     assert scans == [root]
