@@ -159,3 +159,74 @@ def test_a_decimal_after_at_least_is_a_threshold_not_a_count(extractor: OfflineE
     req = extract(extractor, "Which hand cream has the lowest price but a rating of at least 4.7?",
                   (HAND_CREAM, "hand cream"))  # fmt: skip
     assert sorted(chosen(req), key=str) == [("bottom", 1, "price"), ("threshold", None, "rating")]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("护手霜哪个价格段卖得最多？", [("main_band", None, None)]),
+        ("Which price range of hand cream sells the most units?", [("main_band", None, "units")]),
+        ("护手霜的主力价格带里，评论数最多的5款", [("main_band", None, None),
+                                               ("top", 5, "review_count")]),
+    ],
+)  # fmt: skip
+def test_which_price_band_sells_most_is_the_main_band_by_the_measure_it_names(
+    extractor: OfflineExtractor, question: str, expected: list[tuple[str, int | None, str | None]]
+) -> None:
+    req = extract(
+        extractor, question, (HAND_CREAM, "护手霜" if "护手霜" in question else "hand cream")
+    )
+    assert chosen(req) == expected
+
+
+def test_a_round_threshold_without_a_number_bounds_by_the_measure_before_it(
+    extractor: OfflineExtractor,
+) -> None:
+    req = extract(extractor, "月销量过万的电热水壶有哪些", (KETTLE, "电热水壶"))
+    [sel] = [s for s in req.items if isinstance(s, SelectionReq)]
+    assert (sel.rule, sel.measure, sel.threshold) == ("threshold", "units", 10_000)
+    req = extract(extractor, "电热水壶里成交额破百万的商品", (KETTLE, "电热水壶"))
+    [sel] = [s for s in req.items if isinstance(s, SelectionReq)]
+    assert (sel.rule, sel.measure, sel.threshold) == ("threshold", "gmv", 1_000_000)
+
+
+def test_a_ranking_of_a_month_s_data_is_not_a_question_about_months(
+    extractor: OfflineExtractor,
+) -> None:
+    req = extract(extractor, "帮我拉一下身体护理下所有子类目3月份的销量排名", (BODY, "身体护理"))
+    assert chosen(req) == [("top", None, "units")]
+
+
+def test_a_second_superlative_joined_by_but_ranks_too(extractor: OfflineExtractor) -> None:
+    req = extract(extractor, "身体护理里竞争最小、但客单价最高的子类目是哪个？", (BODY, "身体护理"))
+    assert chosen(req) == [("bottom", 1, "competition_index"), ("top", 1, "avg_price")]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Top search terms for hand cream by search volume", [("top", None, "search_volume")]),
+        ("What was our best seller in hand cream last month?", [("top", 1, None)]),
+        ("List the best-selling hand cream products and their key selling points",
+         [("top", None, None)]),
+        ("Top 3 keywords in hand cream, and the fastest growing one",
+         [("top", 3, None), ("top", 1, "growth")]),
+        ("Sort the sub-categories of Body care by competition, least competitive first, "
+         "show me 4", [("bottom", 4, "competition_index")]),
+    ],
+)  # fmt: skip
+def test_english_ranking_forms(
+    extractor: OfflineExtractor, question: str, expected: list[tuple[str, int | None, str | None]]
+) -> None:
+    cat = (BODY, "Body care") if "Body care" in question else (HAND_CREAM, "hand cream")
+    assert chosen(extract(extractor, question, cat)) == expected
+
+
+def test_the_most_buyers_ranks_and_best_selling_takes_no_measure_of_its_clause(
+    extractor: OfflineExtractor,
+) -> None:
+    req = extract(extractor, "Which hand cream products had the most buyers last month?",
+                  (HAND_CREAM, "hand cream"))  # fmt: skip
+    assert chosen(req) == [("top", None, "buyers")]  # "most buyers say ..." does not rank
+    req = extract(extractor, "护手霜卖的最好的几款都是什么价格", (HAND_CREAM, "护手霜"))
+    assert chosen(req) == [("top", None, None)]  # the price is asked of them, not ranked by

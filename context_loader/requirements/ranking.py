@@ -35,12 +35,23 @@ def selections(spans: Spans, comparison: bool, measures: list[Found]) -> list[Se
     for sel in found:
         if sel.rule == "threshold":
             measure: str | None = bounds[id(sel)][0]
-        elif sel.rule == "main_band":
-            measure = None
+        elif sel.rule == "main_band":  # by a measure only when its words name one
+            measure = _band_measure(spans, sel, measures)
         else:
             measure = _ranking_measure(spans, sel, free)
         out.append(_request(spans, sel, measure, out))
     return _absorbed(out)
+
+
+def _band_measure(spans: Spans, sel: Selection, measures: list[Found]) -> str | None:
+    """The measure the main band's own words name ("which price band sells the most
+    units"), else None: the band is the one with the highest GMV share."""
+    for _r, term, _text, pos in measures:
+        inside = sel.start <= pos < sel.end
+        right_after = pos >= sel.end and not spans.text[sel.end : pos].strip()
+        if inside or right_after:
+            return term.name
+    return None
 
 
 def _request(
@@ -144,10 +155,22 @@ def _ranking_measure(spans: Spans, sel: Selection, measures: list[Found]) -> str
     ranked_by = [name for pos, name, _t in inside if _RANK_BY.search(spans.text[clause[0] : pos])]
     if ranked_by:  # "the three largest brands by GMV", "按销量排前5"
         return ranked_by[0]
-    if inside:
-        return _head(inside) or min((abs(pos - sel.start), name) for pos, name, _t in inside)[1]
     ranked = [t.name for _r, t, _x, pos in measures if _RANK_BY.search(spans.text[:pos])]
+    if inside and not _selling(spans, sel):  # best-selling names no measure of its own
+        return _head(inside) or min((abs(pos - sel.start), name) for pos, name, _t in inside)[1]
     return ranked[0] if ranked else None
+
+
+def _selling(spans: Spans, sel: Selection) -> bool:
+    """The superlative is a selling one ("卖的最好", "best-selling"): it covers, or is
+    covered by, a selling phrase."""
+    lo = max(0, sel.start - 4)
+    for m in SALES.finditer(spans.text, lo, sel.end + 4):
+        if (m.start() <= sel.start and m.end() >= sel.end) or (
+            sel.start <= m.start() and sel.end >= m.end()
+        ):
+            return True
+    return False
 
 
 def _head(inside: list[tuple[int, str, str]]) -> str | None:

@@ -122,12 +122,20 @@ def _orderings(
         key=lambda mr: (mr[0].start(), mr[1] != "bottom"),
     )
     for m, rule in candidates:
-        if comparison or not free(m) or any(_same_clause(spans, s, m) for s in out):
+        if comparison or not free(m) or any(_same_clause(spans, s, m) and not _joined(text, s, m)
+                                            for s in out):  # fmt: skip
             continue
         sel = _ordering(spans, m, rule, bool(out) or found_before(m.start()), counted)
         if sel is not None:
             out.append(sel)
     return out
+
+
+def _joined(text: str, sel: Selection, m: re.Match[str]) -> bool:
+    """A second superlative joined to an earlier one of its clause by "but", "并且"
+    ("竞争最不激烈、但均价最高的子类目") is a ranking of its own."""
+    between = text[sel.end : m.start()]
+    return 0 < len(between) <= 12 and bool(w.JOINED.search(between))
 
 
 def _ordering(
@@ -142,8 +150,10 @@ def _ordering(
         return None  # "无需排名", "no need to rank"
     lo, hi = spans.clause_of(m.start())
     clause = text[lo:hi]
-    if w.TIME_TARGET.search(clause) or w.NOT_A_RANKING.search(clause):
+    if w.TIME_TARGET.search(clause) or _not_a_ranking(clause, m.start() - lo):
         return None  # "which months sell most", "the best way to": not a ranking of things
+    if rule == "bottom" and w.DIRECTION_AFTER.match(text, m.end()) and w.ORDERED.search(text):
+        return None  # "rank them …, least competitive first": the order, not a ranking
     ordering = rule == "top" and w.ORDERING.search(m.group(0))
     ascending = rule == "top" and w.ASCENDING.search(text if ordering else clause)
     k = _clause_k(clause) or _singular_after(text, m.end())
@@ -156,6 +166,12 @@ def _ordering(
     implied = any(word in m.group(0).lower() for word in w.IMPLIED)  # "Cheapest air fryers"
     said = sel.k is not None or target or sells or second or asked or ordered or counted or implied
     return sel if said else None
+
+
+def _not_a_ranking(clause: str, at: int) -> bool:
+    """The superlative at ``at`` is part of a phrase that ranks nothing ("the best way to",
+    "key selling points", "most people"); another superlative of the clause still ranks."""
+    return any(n.start() <= at < n.end() for n in w.NOT_A_RANKING.finditer(clause))
 
 
 def _ordered_by(spans: Spans, lo: int) -> bool:
@@ -182,6 +198,11 @@ def _thresholds(text: str) -> list[Selection]:
             continue  # "2026 +": a year
         value = _number(m.group(1)) * w.SCALE.get(unit, 1.0)
         out.append(_bound(text, m, value, unit in w.CURRENCY, unit, m.group(3)))
+    for m in w.ROUND.finditer(text):  # "月销过万": over ten thousand
+        value = {"十": 10.0, "百": 100.0, "千": 1e3}.get(m.group(1) or "", 1.0) * w.SCALE[
+            m.group(2)
+        ]
+        out.append(_bound(text, m, value, False, m.group(2)))
     for m in w.RANGE.finditer(text):
         if all(re.fullmatch(r"(?:19|20)\d\d", g) for g in (m.group(2), m.group(4))):
             continue  # "between 2024 and 2025" is a period

@@ -51,7 +51,8 @@ HIGH_EN = (
     r"|leads?(?!\s+(?:to|shoppers|buyers|customers|people|them)\b)"
     r"|best performers|top performers|topped|runners-up|argmax|outperforming|top selling"
     r"|most sell|highest first|high to low|from most"
-    r"|top(?=\s+(?:brands?|products?|sellers?|categories|keywords?|items?|skus?|leaves|campaigns?)\b)"
+    r"|top(?=\s+(?!level\b|tier\b)(?:[a-z-]+\s+)?(?:brands?|products?|sellers?|categories|keywords?"
+    r"|items?|skus?|leaves|campaigns?|search terms?|queries)\b)"
     r"|top-rated|best-rated|most-reviewed|best-reviewed"
     rf"|{GENERIC_HIGH_EN}"
 )
@@ -71,7 +72,8 @@ NOT_WANTED = re.compile(r"(?:无需|不需要|不用|不要|没必要|\bno need 
 LOW = re.compile(rf"{LOW_ZH}|\b(?:{LOW_EN})\b", I)
 ASCENDING = re.compile(
     r"从低到高|由低到高|从小到大|由小到大|从便宜到贵|由便宜到贵|从少到多|升序"
-    r"|\bascending\b|\blowest first\b|\bfrom low to high\b|\bcheapest first\b",
+    r"|\bascending\b|\bfrom low to high\b"
+    r"|\b(?:lowest|least|smallest|fewest|cheapest|weakest|worst)(?:[\s-]+[a-z]+)?\s+first\b",
     I,
 )
 K_RULES: list[tuple[str, re.Pattern[str]]] = [
@@ -111,7 +113,7 @@ ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"|\bdescending\b|\bin (?:the )?order of\b", I)),
 ]  # fmt: skip
 SALES = re.compile(
-    r"爆款|爆品|大单品|热销|卖得(?:最)?好|卖得最少|卖爆|卖不动|好卖|畅销"
+    r"爆款|爆品|大单品|热销|卖[得的](?:最)?好|卖[得的]最少|卖爆|卖不动|好卖|畅销"
     r"|best[- ]?sell|top[- ]?sell|most sell"
     r"|\bsold the (?:most|least)\b|\bsells? (?:the )?(?:most|least)\b",
     re.I,
@@ -130,12 +132,14 @@ CLAUSE_K = re.compile(
     I,
 )
 TIME_TARGET = re.compile(
-    r"月份|哪个月|哪几个月|几月|什么时候|何时|\b(?:which|what)\s+(?:months?|time|season)\b"
+    r"(?<![\d一二三四五六七八九十])月份|哪个月|哪几个月|几月|什么时候|何时|\b(?:which|what)\s+(?:months?|time|season)\b"
     r"|\btime of year\b|\bwhen\b",
     I,
 )  # a question about *when* ranks months, not things
 ONE = re.compile(
-    r"哪个|哪一个|哪款|哪一款|哪一类|哪家|那款|那一款|那个|\bthe best[- ]seller\b(?!s)"
+    r"哪个|哪一个|哪款|哪一款|哪一类|哪家|那款|那一款|那个"
+    r"|(?:\bthe|'s|\bmy|\bour|\byour|\btheir)\s+(?:single\s+)?best[- ]seller\b(?!s)"
+    r"|\bthe\s+(?:[a-z]+est|most\s+[a-z]+)(?:[\s-]+[a-z]+ing)?\s+one\b"
     r"|\bwhich one\b|\bwhich is the\b|\bwhich of\b|\bsingle\b|\bonly one\b|\bjust one\b"
     r"|只要一个|一个就行|那一个|那一款|\bargmax\b|\bargmin\b|是谁|"
     r"\b(?:is|was) the (?:\w+est|most|least|best|worst)\b",
@@ -154,7 +158,7 @@ ORDER_BY = re.compile(r"按|\bby\b|\bsort|\brank|\blist\b|\border of\b", I)
 NOT_A_RANKING = re.compile(
     r"最(?:好的|佳的?)[\u4e00-\u9fff]{0,2}?(?:办法|方法|方式|时机|时间|时候|月份|策略|节奏)"
     r"|\bbest (?:way|time|month|practice|approach)\b|\bmost of\b"
-    r"|\bmost (?:people|shoppers|buyers|customers|consumers)\b|大部分人|大多数人|多数人"
+    r"|(?<!\bthe )\bmost (?:people|shoppers|buyers|customers|consumers)\b|大部分人|大多数人|多数人"
     r"|(?:最大|最主要|最常见|最核心|最多)的?(?:卖点|痛点|槽点)"
     r"|\b(?:biggest|main|top|most common|key)\s+(?:selling|pain) points?\b"
     r"|\b(?:selling|pain) points?\s+(?:\w+\s+){0,2}(?:work|works|worked|land|lands) best\b"
@@ -171,9 +175,11 @@ AND_WHICH = re.compile(r"^\W*(?:and\s+|以及|还有|和)?\s*(?:which|what|哪�
 WH = re.compile(r"\b(?:which|what)\b", I)
 MAIN_BAND = re.compile(
     r"主力价格带|主要价格带|主价格带|主力价位|主流价格带|卖得最好的价格带|主要卖(?:在)?哪个?(?:价位|价格带)|"
-    r"哪个(?:价格带|价位段|价格区间)卖得最(?:好|多)|"
-    r"\bwhich price (?:band|range|tier) sells (?:the )?(?:most|best)\b|"
-    r"(?:卖得?最(?:好|多)|最畅销|销售额最高|GMV最高)的(?:那个|那一?档)?(?:价位段|价格带|价格区间|价位)|"
+    r"哪个(?:价格带|价位段|价格区间|价格段|价位)卖得?最(?:好|多)|"
+    r"\bwhich price (?:band|range|tier)(?:\s+(?:of|for|in)\s+(?:[\w'-]+\s+){1,3}?)?\s*"
+    r"(?:sells|sold) (?:the )?(?:most|best)|"
+    r"(?:卖得?最(?:好|多)|最畅销|销售额最高|销量最高|GMV最高)的(?:那个|那一?档)?"
+    r"(?:价位段|价格带|价格区间|价格段|价位)|"
     r"\bprice (?:band|range|tier) (?:where|in which|that)\b[^,.?;]{0,40}?\b(?:most|best|highest)\b"
     r"(?:\s+(?:money|gmv|sales|revenue))?|"
     r"\bmain price band\b|\bmain band\b|\bdominant price (?:band|tier|range)\b"
@@ -187,6 +193,8 @@ MAIN_BAND = re.compile(
     r"\bwhat price (?:do |does )?most (?:people|shoppers|buyers|customers) (?:buy|pay|choose)\b",
     I,
 )
+ROUND = re.compile(r"(?:过|破|上|超)(十|百|千)?(万|亿)(?![\u4e00-\u9fff]?倍)")
+"""A round threshold without a number: "月销过万" (over ten thousand), "破百万"."""
 AMOUNT = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
 """A number as written in a threshold: 4.5, 2000, 2,000."""
 COUNTED = {
@@ -235,7 +243,8 @@ SCALE = {"万": 1e4, "亿": 1e8, "千": 1e3, "k": 1e3, "m": 1e6, "million": 1e6,
 SELLERS = re.compile(r"\b(?:best|biggest|top)[- ]?sellers?\b|\bbest-selling\b", I)
 TARGETS: list[tuple[str, re.Pattern[str]]] = [
     ("band", re.compile(
-        r"价格带|价位段|\bprice (?:bands?|ranges?|tiers?)\b|\bbands?\b|\btiers?\b|\branges?\b", I)),
+        r"价格带|价位段|价格段|价格区间|\bprice (?:bands?|ranges?|tiers?)\b|\bbands?\b|\btiers?\b"
+        r"|\branges?\b", I)),
     ("keyword", re.compile(
         r"关键词|搜索词|热搜词|热词|(?<=[个的])词|\bkeywords?\b|\bsearch terms?\b|\bqueries\b", I)),
     ("product", re.compile(
@@ -247,3 +256,8 @@ TARGETS: list[tuple[str, re.Pattern[str]]] = [
     ("campaign", re.compile(r"活动|大促|\bcampaigns?\b|\bpromotions?\b", I)),
     ("brand", re.compile(r"品牌|牌子|\bbrands?\b", I)),
 ]  # fmt: skip
+
+JOINED = re.compile(r"(?:但|但是|而且|并且|同时|却|又|\bbut\b|\byet\b|\bwhile\b|\band also\b)", I)
+"""Words that join a second superlative to the first in one clause ("竞争最不激烈、但均价最高")."""
+DIRECTION_AFTER = re.compile(r"(?:[\s-]+[a-z]+)?\s+first\b", I)
+"""A superlative followed by "first" only says the order ("least competitive first")."""
