@@ -6,7 +6,9 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 
 from deepagent.agent import Agent
 from deepagent.core.settings import Settings
@@ -16,6 +18,7 @@ from deepagent.service.backends import open_checkpointer, open_store
 from deepagent.service.limits import BodyLimit, RateLimiter
 from deepagent.service.manager import RunManager
 from deepagent.service.state import ServiceState
+from deepagent.service.text import safe_errors
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -45,6 +48,11 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     app.include_router(routes_runs.router)
     app.include_router(openai_compat.router)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        """422 with each error's location, message and type; never the input itself."""
+        return JSONResponse({"detail": safe_errors(exc.errors())}, status_code=422)
 
     @app.get("/health", tags=["ops"])
     async def health() -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import time
@@ -68,9 +69,13 @@ class BodyLimit:
                     raise _TooLarge
             return message
 
-        try:
-            await self.app(scope, counted, send)
-        except _TooLarge:
+        async def answer(message: Message) -> None:
+            if not too_big:  # the app's own answer to a body cut short (400) is dropped
+                await send(message)
+
+        with contextlib.suppress(_TooLarge):
+            await self.app(scope, counted, answer)
+        if too_big:
             await self._reject(send)
 
     async def _reject(self, send: Send) -> None:

@@ -5,25 +5,43 @@ from __future__ import annotations
 from datetime import date
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from context_loader.models import PageContext
 from deepagent.core.schema import Strict
 from deepagent.core.vocab import Mode
 from deepagent.record import RunRecord
+from deepagent.service.text import refuse_lone_surrogates
 
 ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
 
 
-class RunOptions(Strict):
+class Body(Strict):
+    """A request body: its text must be valid Unicode (no lone surrogate)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_text(cls, data: Any) -> Any:
+        return refuse_lone_surrogates(data)
+
+
+def not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("is blank (only white space)")
+    return value
+
+
+class RunOptions(Body):
     modules: list[str] | None = Field(
         default=None, description="business modules to choose from (within the key's scope)"
     )
     now: date | None = Field(default=None, description="the question's date")
 
 
-class RunCreate(Strict):
+class RunCreate(Body):
     question: str = Field(min_length=1, max_length=2000)
+
+    _question = field_validator("question")(not_blank)
     user_id: str = Field(default="anonymous", pattern=ID)
     merchant_id: str | None = Field(default=None, pattern=ID)
     page: PageContext | None = None
@@ -54,8 +72,10 @@ class MemoryView(Strict):
     memory: str = Field(description="as given to the planner: profile and recent notes")
 
 
-class ResumeBody(Strict):
+class ResumeBody(Body):
     answer: str = Field(min_length=1, max_length=2000)
+
+    _answer = field_validator("answer")(not_blank)
 
 
 def view(run_id: str, status: str, question: str, record: dict[str, Any] | None) -> RunView:

@@ -11,6 +11,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 
+from deepagent.service.text import safe_errors
+
 ERROR_KINDS: dict[int, tuple[str, str | None]] = {
     400: ("invalid_request_error", None),
     401: ("authentication_error", "invalid_api_key"),
@@ -58,6 +60,6 @@ class OpenAIRoute(APIRoute):
 
 def _validation_text(errors: Any) -> str:
     return "; ".join(
-        ".".join(str(p) for p in e.get("loc", ()) if p != "body") + ": " + str(e.get("msg"))
-        for e in errors
+        ".".join(str(p) for p in e["loc"] if p != "body") + ": " + str(e["msg"])
+        for e in safe_errors(errors)
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated
@@ -115,6 +116,11 @@ async def get_run(run_id: str, key: Caller, state: State) -> RunView:
     return view(row.id, row.status, row.question, row.record)
 
 
+SEQ = re.compile(r"[0-9]{1,18}")
+MAX_SEQ = 10**18 - 1
+"""Event sequence numbers as clients may send them back (SQLite integers are 64-bit)."""
+
+
 @router.get("/runs/{run_id}/events")
 async def run_events(
     run_id: str,
@@ -122,13 +128,13 @@ async def run_events(
     key: Caller,
     state: State,
     last_event_id: Annotated[str | None, Header()] = None,
-    after: Annotated[int | None, Query(ge=0, description="like Last-Event-ID")] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_SEQ, description="like Last-Event-ID")] = None,
 ) -> EventSourceResponse:
     await owned(state, key, run_id)
     seq = after or 0
     if last_event_id:
-        if not last_event_id.isdigit():
-            raise HTTPException(422, "Last-Event-ID must be an event sequence number")
+        if not SEQ.fullmatch(last_event_id):
+            raise HTTPException(422, "Last-Event-ID must be an event sequence number (1-18 digits)")
         seq = int(last_event_id)
     return EventSourceResponse(stream(state, request, run_id, seq), ping=15)
 
