@@ -152,7 +152,7 @@ def _ordering(
     clause = text[lo:hi]
     if w.TIME_TARGET.search(clause) or _not_a_ranking(clause, m.start() - lo):
         return None  # "which months sell most", "the best way to": not a ranking of things
-    if rule == "bottom" and w.DIRECTION_AFTER.match(text, m.end()) and w.ORDERED.search(text):
+    if rule == "bottom" and w.ASCENDING.match(text, m.start()) and w.ORDERED.search(text):
         return None  # "rank them …, least competitive first": the order, not a ranking
     ordering = rule == "top" and w.ORDERING.search(m.group(0))
     ascending = rule == "top" and w.ASCENDING.search(text if ordering else clause)
@@ -199,9 +199,7 @@ def _thresholds(text: str) -> list[Selection]:
         value = _number(m.group(1)) * w.SCALE.get(unit, 1.0)
         out.append(_bound(text, m, value, unit in w.CURRENCY, unit, m.group(3)))
     for m in w.ROUND.finditer(text):  # "月销过万": over ten thousand
-        value = {"十": 10.0, "百": 100.0, "千": 1e3}.get(m.group(1) or "", 1.0) * w.SCALE[
-            m.group(2)
-        ]
+        value = w.ROUND_TIMES.get(m.group(1) or "", 1.0) * w.SCALE[m.group(2)]
         out.append(_bound(text, m, value, False, m.group(2)))
     for m in w.RANGE.finditer(text):
         if all(re.fullmatch(r"(?:19|20)\d\d", g) for g in (m.group(2), m.group(4))):

@@ -195,6 +195,7 @@ MAIN_BAND = re.compile(
 )
 ROUND = re.compile(r"(?:过|破|上|超)(十|百|千)?(万|亿)(?![\u4e00-\u9fff]?倍)")
 """A round threshold without a number: "月销过万" (over ten thousand), "破百万"."""
+ROUND_TIMES = {"十": 10.0, "百": 100.0, "千": 1e3}
 AMOUNT = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
 """A number as written in a threshold: 4.5, 2000, 2,000."""
 COUNTED = {
@@ -259,5 +260,3 @@ TARGETS: list[tuple[str, re.Pattern[str]]] = [
 
 JOINED = re.compile(r"(?:但|但是|而且|并且|同时|却|又|\bbut\b|\byet\b|\bwhile\b|\band also\b)", I)
 """Words that join a second superlative to the first in one clause ("竞争最不激烈、但均价最高")."""
-DIRECTION_AFTER = re.compile(r"(?:[\s-]+[a-z]+)?\s+first\b", I)
-"""A superlative followed by "first" only says the order ("least competitive first")."""

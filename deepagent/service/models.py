@@ -17,7 +17,8 @@ ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
 
 
 class Body(Strict):
-    """A request body: its text must be valid Unicode (no lone surrogate)."""
+    """A whole request body (not a part nested in one: the check walks the body once): its
+    text must be valid Unicode (no lone surrogate)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -31,7 +32,7 @@ def not_blank(value: str) -> str:
     return value
 
 
-class RunOptions(Body):
+class RunOptions(Strict):
     modules: list[str] | None = Field(
         default=None, description="business modules to choose from (within the key's scope)"
     )
