@@ -42,6 +42,11 @@ class ContextRequest(Strict):
     modules: list[str] | None = Field(
         default=None, description="business modules that may be selected (API key scope)"
     )
+    merchants: list[str] | None = Field(
+        default=None,
+        description="merchants whose private data the run's tools may read (API key binding;"
+        " None: every one)",
+    )
     conversation: list[str] = Field(
         default_factory=list,
         max_length=20,

@@ -33,9 +33,12 @@ def service_env(base: Mapping[str, str], workdir: Path, **extra: str) -> dict[st
     return env | extra
 
 
-def create_key(env: dict[str, str], name: str, modules: str, rate: int, concurrent: int) -> str:
+def create_key(
+    env: dict[str, str], name: str, modules: str, rate: int, concurrent: int, *bound: str
+) -> str:
+    """A key made with the CLI; ``bound``: more options (``--tenant T``, ``--merchants M``)."""
     args = ["keys", "create", "--name", name, "--modules", modules]
-    args += ["--rate", str(rate), "--concurrent", str(concurrent)]
+    args += ["--rate", str(rate), "--concurrent", str(concurrent), *bound]
     out = subprocess.run(CLI + args, env=env, cwd=ROOT, capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
@@ -107,10 +110,16 @@ async def sse(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
 
 async def checkpoint_values(env: Mapping[str, str], run_id: str) -> dict[str, Any]:
     """A run's latest LangGraph state, read from the API's checkpoint database."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    async with AsyncSqliteSaver.from_conn_string(env["DEEPAGENT_CHECKPOINT_PATH"]) as saver:
-        saved = await saver.aget_tuple({"configurable": {"thread_id": run_id}})
+    config = {"configurable": {"thread_id": run_id}}
+    if url := env.get("DEEPAGENT_SERVICE_DB_URL"):
+        async with AsyncPostgresSaver.from_conn_string(url) as pg:
+            saved = await pg.aget_tuple(config)  # type: ignore[arg-type]
+    else:
+        async with AsyncSqliteSaver.from_conn_string(env["DEEPAGENT_CHECKPOINT_PATH"]) as saver:
+            saved = await saver.aget_tuple(config)  # type: ignore[arg-type]
     assert saved is not None, f"no checkpoint for run {run_id}"
     return dict(saved.checkpoint["channel_values"])
 
@@ -150,7 +159,8 @@ def env_for_api(data: Path, cache_dir: Path, workdir: Path, **settings: str) -> 
     return service_env(os.environ, workdir, **(base | settings))
 
 
-def start_api(env: dict[str, str], keys: Mapping[str, tuple[str, int, int]]) -> Api:
-    """Keys (name -> modules, rate, running runs) made with the CLI, then the server."""
+def start_api(env: dict[str, str], keys: Mapping[str, tuple[Any, ...]]) -> Api:
+    """Keys (name -> modules, rate, running runs, more CLI options) made with the CLI, then
+    the server."""
     made = {name: create_key(env, name, *spec) for name, spec in keys.items()}
     return Api(ApiServer.start(env), env, made)

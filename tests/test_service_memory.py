@@ -33,7 +33,9 @@ class RecordingPlanner(OfflinePlannerModel):
 
 def new_run(run_id: str, question: str) -> tuple[NewRun, ContextRequest]:
     request = ContextRequest(question=question, user_id="alice")
-    run = NewRun(run_id, "k", "alice", "conv-1", question, "tree", request.model_dump(mode="json"))
+    run = NewRun(
+        run_id, "k", "alice", "conv-1", question, "tree", request.model_dump(mode="json"), "t"
+    )
     return run, request
 
 
@@ -44,11 +46,11 @@ async def test_earlier_turns_and_memory_reach_the_next_run(
     planner = RecordingPlanner()
     manager = RunManager(store, Agent(RunDeps(loader.settings, loader, planner, None)), "me", 30)
     try:
-        assert await manager.memory.context("alice") == ""
+        assert await manager.memory.context("t", "alice") == ""
         await manager.start(*new_run("r1", LOOKUP), None)
         await manager.finished("r1")
         await manager.memory.drain()
-        memory = await manager.memory.context("alice")
+        memory = await manager.memory.context("t", "alice")
         assert "1 earlier runs" in memory and "category_trend (1)" in memory
         assert LOOKUP in memory and "(completed)" in memory
         first = await store.get_run("r1")
@@ -63,7 +65,7 @@ async def test_earlier_turns_and_memory_reach_the_next_run(
         assert first.record["analysis"].splitlines()[0] in parts["conversation"]  # and its answer
         assert "1 earlier runs" in parts["user_memory"]
         await manager.memory.drain()
-        assert "2 earlier runs" in await manager.memory.context("alice")
+        assert "2 earlier runs" in await manager.memory.context("t", "alice")
     finally:
         await manager.close()
         await store.close()

@@ -4,6 +4,7 @@ and the API end to end with ``DEEPAGENT_SERVICE_DB_URL`` pointing at that Postgr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
@@ -19,6 +20,7 @@ from context_loader.loader import ContextLoader
 from deepagent.core.settings import Settings
 from deepagent.service.backends import ServiceStore, open_store
 from deepagent.service.store import IdempotencyConflict, NewRun, SqliteStore
+from deepagent.service.store_keys import NewKey
 from tests.service_helpers import ApiServer, create_key, service_env
 
 if TYPE_CHECKING:
@@ -52,13 +54,17 @@ async def store(backend: Settings) -> AsyncIterator[ServiceStore]:
     await opened.close()
 
 
-def new_run(run_id: str, key_id: str = "k1", conversation: str | None = None) -> NewRun:
+def new_run(
+    run_id: str, key_id: str = "k1", conversation: str | None = None, tenant: str = "t1"
+) -> NewRun:
     request = {"question": f"q-{run_id}"}
-    return NewRun(run_id, key_id, "alice", conversation, f"q-{run_id}", "tree", request)
+    return NewRun(run_id, key_id, "alice", conversation, f"q-{run_id}", "tree", request, tenant)
 
 
-async def create(store: ServiceStore, run_id: str, conversation: str | None = None) -> None:
-    run = new_run(run_id, conversation=conversation)
+async def create(
+    store: ServiceStore, run_id: str, conversation: str | None = None, tenant: str = "t1"
+) -> None:
+    run = new_run(run_id, conversation=conversation, tenant=tenant)
     await store.create_run(run, owner="p1", lease_until=FUTURE, idem=None)
 
 
@@ -97,9 +103,21 @@ async def test_the_latest_completed_runs_of_a_conversation_oldest_first(
         await store.set_status(run_id, "completed", {"analysis": run_id})
     await store.set_status("b", "failed")
 
-    assert [r.id for r in await store.conversation("conv", 5)] == ["a", "c", "d"]
-    assert [r.id for r in await store.conversation("conv", 2)] == ["c", "d"]
-    assert await store.conversation("none", 5) == []
+    assert [r.id for r in await store.conversation("t1", "conv", 5)] == ["a", "c", "d"]
+    assert [r.id for r in await store.conversation("t1", "conv", 2)] == ["c", "d"]
+    assert await store.conversation("t1", "none", 5) == []
+
+
+async def test_a_conversation_is_the_tenants_own(store: ServiceStore) -> None:
+    await create(store, "mine", conversation="shared-id", tenant="t1")
+    await create(store, "theirs", conversation="shared-id", tenant="t2")
+    for run_id in ("mine", "theirs"):
+        await store.set_status(run_id, "completed", {"analysis": run_id})
+    assert [r.id for r in await store.conversation("t1", "shared-id", 5)] == ["mine"]
+    assert [r.id for r in await store.conversation("t2", "shared-id", 5)] == ["theirs"]
+    assert await store.conversation("t3", "shared-id", 5) == []
+    row = await store.get_run("theirs")
+    assert row is not None and row.tenant == "t2"
 
 
 # --- idempotency ------------------------------------------------------------------------
@@ -205,35 +223,46 @@ async def test_leases_claim_renew_and_orphans(store: ServiceStore) -> None:
 # --- API keys and memory ----------------------------------------------------------------
 
 
+def new_key(key_id: str, name: str, modules: list[str], *limits: int, **bound: object) -> NewKey:
+    return NewKey(key_id, name, f"digest-{key_id}", modules, *limits, **bound)  # type: ignore[arg-type]
+
+
 async def test_keys_add_lookup_revoke(store: ServiceStore) -> None:
-    await store.add_key("id1", "one", "digest1", ["*"], 60, 4)
-    await store.add_key("id2", "two", "digest2", ["category_trend", "new_product"], 5, 1)
-    key = await store.key_by_digest("digest2")
+    await store.add_key(new_key("id1", "one", ["*"], 60, 4))
+    two = ["category_trend", "new_product"]
+    await store.add_key(new_key("id2", "two", two, 5, 1, tenant="acme", merchants=["M1001"]))
+    key = await store.key_by_digest("digest-id2")
     assert key is not None
     assert (key.id, key.name, key.modules, key.rate_per_min, key.max_concurrent) == (
         "id2", "two", ["category_trend", "new_product"], 5, 1,
     )  # fmt: skip
+    assert (key.tenant, key.merchants, key.merchant_scope()) == ("acme", ["M1001"], ["M1001"])
+    one = await store.key_by_digest("digest-id1")
+    assert one is not None and (one.tenant, one.merchants) == ("default", [])
     assert key.revoked is False
     assert await store.key_by_digest("unknown") is None
     with pytest.raises(DUPLICATE_KEY):
-        await store.add_key("id3", "one", "digest3", ["*"], 60, 4)
+        await store.add_key(new_key("id3", "one", ["*"], 60, 4))
 
     assert await store.revoke_key("one")
     assert not await store.revoke_key("nobody")
-    assert await store.key_by_digest("digest1") is None
+    assert await store.key_by_digest("digest-id1") is None
     assert [(k.name, k.revoked) for k in await store.list_keys()] == [
         ("one", True),
         ("two", False),
     ]
 
 
-async def test_memory_put_and_get(store: ServiceStore) -> None:
-    assert await store.get_memory("alice") == ("", [])
-    await store.put_memory("alice", '{"runs": 1}', ["2026-01-15 连衣裙 -> category_trend"])
-    await store.put_memory("bob", "", [])
-    await store.put_memory("alice", '{"runs": 2}', ["a", "b"])
-    assert await store.get_memory("alice") == ('{"runs": 2}', ["a", "b"])
-    assert await store.get_memory("bob") == ("", [])
+async def test_memory_put_and_get_per_tenant(store: ServiceStore) -> None:
+    assert await store.get_memory("t1", "alice") == ("", [])
+    await store.put_memory("t1", "alice", '{"runs": 1}', ["2026-01-15 连衣裙 -> category_trend"])
+    await store.put_memory("t1", "bob", "", [])
+    await store.put_memory("t1", "alice", '{"runs": 2}', ["a", "b"])
+    await store.put_memory("t2", "alice", '{"runs": 9}', ["theirs"])
+    assert await store.get_memory("t1", "alice") == ('{"runs": 2}', ["a", "b"])
+    assert await store.get_memory("t2", "alice") == ('{"runs": 9}', ["theirs"])
+    assert await store.get_memory("t1", "bob") == ("", [])
+    assert await store.get_memory("t3", "alice") == ("", [])
 
 
 async def test_data_outlives_the_store_that_wrote_it(backend: Settings) -> None:
@@ -312,3 +341,52 @@ async def test_the_api_on_postgres_runs_a_lookup_and_stores_it_there(pg_api: PgA
     # nothing went to the SQLite files the same settings would otherwise use
     assert not (pg_api.workdir / "service.sqlite").exists()
     assert not (pg_api.workdir / "checkpoints.sqlite").exists()
+
+
+# --- migration from the release before tenants ------------------------------------------
+
+V1_SQL = (Path(__file__).parent / "fixtures" / "service_store_v1.sql").read_text()
+V1_SCHEMA = "\n".join(line for line in V1_SQL.splitlines() if not line.startswith("--"))
+V1_ROWS = (
+    "INSERT INTO runs VALUES ('old', 'k1', 'alice', 'conv', 'q', 'tree', 'completed', '{}',"
+    ' \'{"analysis": "a"}\', NULL, 0, 1, 1)',
+    "INSERT INTO api_keys VALUES ('k1', 'old-key', 'digest-old', '[\"*\"]', 60, 4, 1, 0)",
+    "INSERT INTO memory VALUES ('alice', '{\"runs\": 3}', '[\"note\"]', 1)",
+    "INSERT INTO events VALUES ('old', 1, 'run_started', '{}')",
+)
+
+
+def write_v1(backend: Settings) -> None:
+    """A database as the earlier release left it: its tables and one row of each."""
+    if backend.service_db_url is None:
+        with contextlib.closing(sqlite3.connect(backend.service_db_path)) as conn:
+            conn.executescript(V1_SCHEMA.format(real="REAL") + ";".join(V1_ROWS))
+            conn.commit()
+        return
+    with psycopg.connect(backend.service_db_url, autocommit=True) as pg:
+        for statement in [*V1_SCHEMA.format(real="DOUBLE PRECISION").split(";"), *V1_ROWS]:
+            if statement.strip():
+                pg.execute(statement)
+
+
+async def test_a_store_of_the_release_before_tenants_migrates_keeping_every_row(
+    backend: Settings,
+) -> None:
+    write_v1(backend)
+    for opened in ("migrates", "finds nothing left to migrate"):
+        store = await open_store(backend)
+        try:
+            row = await store.get_run("old")
+            assert row is not None and row.tenant == "default" and row.status == "completed"
+            assert [r.id for r in await store.conversation("default", "conv", 5)] == ["old"]
+            assert await store.conversation("other", "conv", 5) == []
+            key = await store.key_by_digest("digest-old")
+            assert key is not None and (key.tenant, key.merchants) == ("default", ["*"])
+            assert await store.get_memory("default", "alice") == ('{"runs": 3}', ["note"])
+            assert await store.get_memory("other", "alice") == ("", [])
+            assert await store.last_seq("old") == 1
+            if opened == "migrates":  # the migrated tables take new rows
+                await create(store, "new", tenant="t9")
+            assert (new := await store.get_run("new")) is not None and new.tenant == "t9"
+        finally:
+            await store.close()

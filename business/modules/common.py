@@ -208,7 +208,7 @@ class MerchantProfileArgs(Args):
     top_n: int = Field(5, ge=1, le=50, description="How many of its leaf categories to list")
 
 
-@tool(module=MODULE, function_module="merchant", timeout_s=10)
+@tool(module=MODULE, function_module="merchant", timeout_s=10, merchant_arg="merchant_id")
 async def get_merchant_profile(args: MerchantProfileArgs, ctx: ToolContext) -> ToolResult:
     """A merchant's profile: main category (id and paths), shop level, founded year, product
     count, new products (launched in the latest data year), GMV of its products in the month,

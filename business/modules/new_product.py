@@ -38,7 +38,7 @@ class ListMyNewProductsArgs(Args):
     since_month: Month = Field("2025-01", description="Products launched from this month on")
 
 
-@tool(module=MODULE, function_module="my_new_products")
+@tool(module=MODULE, function_module="my_new_products", merchant_arg="merchant_id")
 async def list_my_new_products(args: ListMyNewProductsArgs, ctx: ToolContext) -> ToolResult:
     """List a merchant's new products (launched since 2025-01), most recent launch first,
     paginated, with leaf category, price, price band and latest-month GMV."""

@@ -44,6 +44,17 @@ def keys_create(
     modules: Annotated[str, typer.Option("--modules", help="Business modules, or '*'.")],
     rate: Annotated[int, typer.Option("--rate", min=1, help="Requests a minute.")] = 60,
     concurrent: Annotated[int, typer.Option("--concurrent", min=1, help="Running runs.")] = 4,
+    tenant: Annotated[
+        str,
+        typer.Option("--tenant", help="The tenant whose runs, conversations and memory it sees."),
+    ] = "default",
+    merchants: Annotated[
+        str,
+        typer.Option(
+            "--merchants",
+            help="Merchants whose private data it may read: ids, or '*'; none by default.",
+        ),
+    ] = "",
 ) -> None:
     """Create a key and print it once (only its SHA-256 digest is stored)."""
     settings = _checked_settings()
@@ -54,8 +65,21 @@ def keys_create(
         bad_input(
             f"--modules: unknown {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}"
         )
-    key = asyncio.run(_create(settings, name, wanted, rate, concurrent))
+    bound = _checked_binding(tenant, merchants)
+    key = asyncio.run(_create(settings, name, wanted, rate, concurrent, *bound))
     typer.echo(key)
+
+
+def _checked_binding(tenant: str, merchants: str) -> tuple[str, list[str]]:
+    from deepagent.service.keys import MERCHANT, TENANT
+
+    if not TENANT.fullmatch(tenant):
+        bad_input(f"--tenant: {tenant!r} is not 1-64 letters, digits, '_', '.' or '-'")
+    ids = [m.strip() for m in merchants.split(",") if m.strip()]
+    bad = [m for m in ids if m != "*" and not MERCHANT.fullmatch(m)]
+    if bad:
+        bad_input(f"--merchants: not a merchant id: {', '.join(map(repr, bad))}")
+    return tenant, ids
 
 
 @keys_app.command("list")
@@ -87,7 +111,10 @@ def _business_modules(settings: Settings) -> list[str]:
     return ToolRegistry.load(settings).business_modules()
 
 
-async def _create(settings: Settings, name: str, modules: list[str], rate: int, conc: int) -> str:
+async def _create(
+    settings: Settings, name: str, modules: list[str], rate: int, conc: int, tenant: str,
+    merchants: list[str],
+) -> str:  # fmt: skip
     from deepagent.service.backends import open_store
     from deepagent.service.keys import create_key
 
@@ -95,7 +122,10 @@ async def _create(settings: Settings, name: str, modules: list[str], rate: int, 
     try:
         if any(k.name == name for k in await store.list_keys()):
             bad_input(f"a key named {name!r} exists; revoke it or choose another name")
-        return await create_key(store, name, modules, rate_per_min=rate, max_concurrent=conc)
+        return await create_key(
+            store, name, modules, rate_per_min=rate, max_concurrent=conc, tenant=tenant,
+            merchants=merchants,
+        )  # fmt: skip
     finally:
         await store.close()
 
@@ -106,7 +136,8 @@ async def _list(settings: Settings) -> list[dict[str, object]]:
     store = await open_store(settings)
     try:
         return [
-            {"name": k.name, "modules": k.modules, "rate_per_min": k.rate_per_min,
+            {"name": k.name, "tenant": k.tenant, "modules": k.modules,
+             "merchants": k.merchants, "rate_per_min": k.rate_per_min,
              "max_concurrent": k.max_concurrent, "revoked": k.revoked}
             for k in await store.list_keys()
         ]  # fmt: skip

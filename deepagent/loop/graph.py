@@ -241,6 +241,7 @@ class Nodes:
             now=request.now or settings.now,
             run_id=state["run_id"],
             params=params,
+            merchants=_merchants(request),
         )
         executor = ToolExecutor(self.deps.loader.registry, ctx, workspace=workspace)
         for rnd in state.get("rounds", []):
@@ -248,6 +249,12 @@ class Nodes:
                 if a["status"] in ("failed", "empty") and a.get("tool"):
                     executor.remember_failure(a["tool"], a["args"], a["status"])
         return executor
+
+
+def _merchants(request: ContextRequest) -> frozenset[str] | None:
+    if request.merchants is None:
+        return None
+    return frozenset(m.strip().upper() for m in request.merchants)
 
 
 def _facts(view: RunView) -> LoopFacts:

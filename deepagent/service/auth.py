@@ -7,9 +7,11 @@ from fastapi import HTTPException, Request
 from deepagent.service.keys import ALL_MODULES, digest
 from deepagent.service.limits import retry_after
 from deepagent.service.state import ServiceState
-from deepagent.service.store import KeyRow
+from deepagent.service.store_base import DEFAULT_TENANT
+from deepagent.service.store_keys import ALL, KeyRow
 
-LOCAL_KEY = KeyRow("local", "local", [ALL_MODULES], 10_000, 10_000, False)
+LOCAL_KEY = KeyRow("local", "local", [ALL_MODULES], 10_000, 10_000, False, DEFAULT_TENANT, [ALL])
+"""With auth off (local use): one caller, the default tenant, every module and merchant."""
 
 
 def service(request: Request) -> ServiceState:

@@ -1,4 +1,6 @@
-"""API keys: random tokens shown once, stored as SHA-256 digests, each scoped to modules.
+"""API keys: random tokens shown once, stored as SHA-256 digests. A key belongs to a tenant
+(whose runs, conversations and memory it sees, and nothing else), is scoped to business
+modules and may be bound to merchants (whose private data its runs may read).
 
 A key is 32 random bytes, so a fast digest is enough (no dictionary to guess from); the
 plain key never reaches the database.
@@ -7,13 +9,17 @@ plain key never reaches the database.
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 
 from deepagent.service.backends import ServiceStore
-from deepagent.service.store import KeyRow
+from deepagent.service.store_base import DEFAULT_TENANT
+from deepagent.service.store_keys import ALL, KeyRow, NewKey
 
 PREFIX = "dak_"
-ALL_MODULES = "*"
+ALL_MODULES = ALL
+TENANT = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+MERCHANT = re.compile(r"[A-Za-z0-9_.:@-]{1,32}")
 
 
 def digest(key: str) -> str:
@@ -21,13 +27,25 @@ def digest(key: str) -> str:
 
 
 async def create_key(
-    store: ServiceStore, name: str, modules: list[str], *, rate_per_min: int, max_concurrent: int
+    store: ServiceStore,
+    name: str,
+    modules: list[str],
+    *,
+    rate_per_min: int,
+    max_concurrent: int,
+    tenant: str = DEFAULT_TENANT,
+    merchants: list[str] | None = None,
 ) -> str:
-    """Store a new key and return it (the only time it is shown)."""
+    """Store a new key and return it (the only time it is shown). ``merchants``: ids, or
+    ``["*"]`` for every merchant; none by default."""
     key = PREFIX + secrets.token_urlsafe(32)
     await store.add_key(
-        secrets.token_hex(6), name, digest(key), modules, rate_per_min, max_concurrent
-    )
+        NewKey(
+            id=secrets.token_hex(6), name=name, digest=digest(key), modules=modules,
+            rate_per_min=rate_per_min, max_concurrent=max_concurrent, tenant=tenant,
+            merchants=[m.upper() if m != ALL else m for m in merchants or []],
+        )
+    )  # fmt: skip
     return key
 
 
@@ -41,3 +59,8 @@ def allows(key: KeyRow, modules: list[str]) -> list[str]:
 def scope(key: KeyRow) -> list[str] | None:
     """The business modules the context loader may select for this key (None: all)."""
     return None if ALL_MODULES in key.modules else list(key.modules)
+
+
+def may_read_merchant(key: KeyRow, merchant_id: str) -> bool:
+    scope = key.merchant_scope()
+    return scope is None or merchant_id.strip().upper() in scope

@@ -83,10 +83,10 @@ class RunManager:
         ``turns``: earlier user/assistant turns given by the caller, used instead of
         those of ``run.conversation_id`` (same bounds: the last turns, answers cut)."""
         if turns is None:
-            turns = await self._conversation(run.conversation_id)
+            turns = await self._conversation(run.tenant, run.conversation_id)
         else:
             turns = clip(turns)
-        memory = await self.memory.context(run.user_id)
+        memory = await self.memory.context(run.tenant, run.user_id)
         run_id, created = await self.store.create_run(
             run, owner=self.owner, lease_until=time.time() + self.lease_s, idem=idem
         )
@@ -153,7 +153,7 @@ class RunManager:
                 self._signal(run_id)
             record = await self.agent.record(run_id)
             await self.store.set_status(run_id, record.status, record.model_dump(mode="json"))
-            self._remember(run_id, record)
+            await self._remember(run_id, record)
         except asyncio.CancelledError:
             if not self._shutting_down:
                 await self._close_cancelled(run_id)
@@ -166,11 +166,12 @@ class RunManager:
             self.agent.forget(run_id)
             self._signal(run_id)
 
-    def _remember(self, run_id: str, record: RunRecord) -> None:
-        if record.status == "completed":
-            user = str(record.params.get("user_id") or "")
-            if user:
-                self.memory.learn_later(user, record)
+    async def _remember(self, run_id: str, record: RunRecord) -> None:
+        if record.status != "completed":
+            return
+        row = await self.store.get_run(run_id)
+        if row is not None:
+            self.memory.learn_later(row.tenant, row.user_id, record)
 
     async def _close_cancelled(self, run_id: str) -> None:
         record = await self.agent.record(run_id)
@@ -217,11 +218,12 @@ class RunManager:
             taken.append(run_id)
         return taken
 
-    async def _conversation(self, conversation_id: str | None) -> list[dict[str, str]]:
+    async def _conversation(self, tenant: str, conversation_id: str | None) -> list[dict[str, str]]:
+        """The tenant's earlier turns of a conversation (none of another tenant's)."""
         if not conversation_id:
             return []
         turns: list[dict[str, str]] = []
-        for row in await self.store.conversation(conversation_id, HISTORY_TURNS):
+        for row in await self.store.conversation(tenant, conversation_id, HISTORY_TURNS):
             answer = (row.record or {}).get("analysis", "")
             turns.append({"role": "user", "content": row.question})
             turns.append({"role": "assistant", "content": str(answer)[:ANSWER_CHARS]})

@@ -1,9 +1,11 @@
 """Per-user memory: a short profile (core) and the latest notes (working).
 
-The planner gets it as ``<user_memory>``; after each completed run it is updated in a
-background task, so the answer never waits for it. The offline keeper is deterministic:
-the profile counts the user's runs, language and most asked modules and categories; the
-notes are one line per run (date, question, modules, status), newest last.
+Memory lives inside a tenant (one row per tenant and user). The planner gets it as
+``<user_memory>``, a data section (escaped like every untrusted value); after each
+completed run it is updated in a background task, so the answer never waits for it.
+The offline keeper is deterministic: the profile counts the user's runs, language and
+most asked modules and categories; the notes are one line per run (date, question,
+modules, status), newest last.
 """
 
 from __future__ import annotations
@@ -27,13 +29,13 @@ class MemoryKeeper:
         self.store = store
         self._pending: set[asyncio.Task[None]] = set()
 
-    async def context(self, user_id: str) -> str:
-        core, notes = await self.store.get_memory(user_id)
+    async def context(self, tenant: str, user_id: str) -> str:
+        core, notes = await self.store.get_memory(tenant, user_id)
         return render(core, notes)
 
-    def learn_later(self, user_id: str, record: RunRecord) -> None:
+    def learn_later(self, tenant: str, user_id: str, record: RunRecord) -> None:
         """Update the user's memory in the background (errors are logged, not raised)."""
-        task = asyncio.create_task(self._learn(user_id, record))
+        task = asyncio.create_task(self._learn(tenant, user_id, record))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
@@ -41,12 +43,13 @@ class MemoryKeeper:
         """Let pending updates finish (shutdown, tests)."""
         await asyncio.gather(*self._pending, return_exceptions=True)
 
-    async def _learn(self, user_id: str, record: RunRecord) -> None:
+    async def _learn(self, tenant: str, user_id: str, record: RunRecord) -> None:
         try:
-            core, notes = await self.store.get_memory(user_id)
+            core, notes = await self.store.get_memory(tenant, user_id)
             profile = updated_profile(_profile(core), record)
             notes = [*notes, note(record)][-MAX_NOTES:]
-            await self.store.put_memory(user_id, json.dumps(profile, ensure_ascii=False), notes)
+            core = json.dumps(profile, ensure_ascii=False)
+            await self.store.put_memory(tenant, user_id, core, notes)
         except Exception:
             log.exception("memory update for %s failed", user_id)
 

@@ -14,7 +14,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from context_loader.models import ContextRequest
 from deepagent.service.auth import admit, caller, service
-from deepagent.service.keys import allows, scope
+from deepagent.service.keys import allows, may_read_merchant, scope
 from deepagent.service.models import (
     MemoryView,
     ResumeBody,
@@ -25,6 +25,7 @@ from deepagent.service.models import (
 )
 from deepagent.service.state import ServiceState
 from deepagent.service.store import IdempotencyConflict, KeyRow, NewRun, RunRow
+from deepagent.tools.registry import ALWAYS_LOADED
 
 router = APIRouter(prefix="/v1")
 Caller = Annotated[KeyRow, Depends(caller)]
@@ -33,17 +34,21 @@ POLL_S = 1.0
 
 
 def context_request(state: ServiceState, key: KeyRow, body: RunCreate) -> ContextRequest:
-    """The loader's request, within the key's module scope (403 beyond it)."""
+    """The loader's request, within the key's module scope and merchants (403 beyond)."""
     wanted = body.options.modules
-    if wanted is not None:
+    if wanted is not None:  # the always-loaded modules (common) may be named, never refused
+        wanted = [m for m in wanted if m not in ALWAYS_LOADED]
         unknown = sorted(set(wanted) - set(state.business_modules))
         if unknown:
             raise HTTPException(422, f"unknown business modules: {', '.join(unknown)}")
         denied = allows(key, wanted)
         if denied:
             raise HTTPException(403, f"key {key.name!r} may not use: {', '.join(denied)}")
+    if body.merchant_id is not None and not may_read_merchant(key, body.merchant_id):
+        raise HTTPException(403, f"key {key.name!r} is not bound to merchant {body.merchant_id!r}")
     modules = wanted if wanted is not None else scope(key)
-    return ContextRequest.asked(body, source="api", now=body.options.now, modules=modules)
+    request = ContextRequest.asked(body, source="api", now=body.options.now, modules=modules)
+    return request.model_copy(update={"merchants": key.merchant_scope()})
 
 
 async def start_run(
@@ -63,6 +68,7 @@ async def start_run(
         idem = (idempotency_key, hashlib.sha256(canonical.encode()).hexdigest())
     run = NewRun(
         id=uuid.uuid4().hex[:16],
+        tenant=key.tenant,
         key_id=key.id,
         user_id=body.user_id,
         conversation_id=body.conversation_id,
@@ -81,8 +87,10 @@ async def start_run(
 
 
 async def owned(state: ServiceState, key: KeyRow, run_id: str) -> RunRow:
+    """The run, when it is the caller's tenant's (404 for any other: another tenant's run
+    is indistinguishable from one that does not exist)."""
     row = await state.store.get_run(run_id)
-    if row is None or (row.key_id != key.id and key.id != "local"):
+    if row is None or row.tenant != key.tenant:
         raise HTTPException(404, f"no run {run_id!r}")
     return row
 
@@ -187,6 +195,7 @@ async def cancel_run(run_id: str, key: Caller, state: State) -> RunView:
 
 @router.get("/users/{user_id}/memory", response_model=MemoryView)
 async def user_memory(user_id: str, key: Caller, state: State) -> MemoryView:
-    """What the planner is told about this user (profile and recent notes)."""
-    del key  # any valid key; memory holds no business data, only what users asked
-    return MemoryView(user_id=user_id, memory=await state.manager.memory.context(user_id))
+    """What the planner is told about this user of the caller's tenant (profile and recent
+    notes; empty for a user the tenant has never had)."""
+    memory = await state.manager.memory.context(key.tenant, user_id)
+    return MemoryView(user_id=user_id, memory=memory)

@@ -17,31 +17,29 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 import time
-from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import aiosqlite
 
-from deepagent.service.store_schema import SCHEMA
+from deepagent.service.store_base import Args, Row, Tx, indexes, schema
+from deepagent.service.store_keys import KeyRow, KeyStore
+from deepagent.service.store_memory import MemoryStore
+from deepagent.service.store_migrate import SQLITE_COLUMNS, migrate
 
+__all__ = ["Args", "KeyRow", "Row", "Tx", "schema"]  # re-exported for the backends
+log = logging.getLogger(__name__)
 FINAL = ("completed", "failed", "cancelled")
 RUN_COLUMNS = (
     "id, key_id, user_id, conversation_id, question, mode, status, request, record, owner,"
-    " lease_until"
+    " lease_until, tenant"
 )
-Args = tuple[Any, ...]
-Row = tuple[Any, ...]
-
-
-def schema(real: str) -> list[str]:
-    """The CREATE statements, one by one, with the backend's float type."""
-    return [s.strip() for s in SCHEMA.format(real=real).split(";") if s.strip()]
 
 
 class IdempotencyConflict(Exception):
@@ -57,6 +55,7 @@ class NewRun:
     question: str
     mode: str
     request: dict[str, Any]
+    tenant: str
 
 
 @dataclass(frozen=True)
@@ -69,63 +68,18 @@ class RunRow(NewRun):
     lease_until: float
 
 
-@dataclass(frozen=True)
-class KeyRow:
-    id: str
-    name: str
-    modules: list[str]
-    rate_per_min: int
-    max_concurrent: int
-    revoked: bool
-
-
-class Tx(Protocol):
-    """Statements inside one backend transaction (``?`` placeholders)."""
-
-    async def execute(self, sql: str, args: Args = ()) -> int: ...
-    async def fetchall(self, sql: str, args: Args = ()) -> list[Row]: ...
-
-
 def run_row(row: Row) -> RunRow:
     id_, key_id, user_id, conversation_id, question, mode, status = row[:7]
     record = json.loads(row[8]) if row[8] else None
     return RunRow(
         id=id_, key_id=key_id, user_id=user_id, conversation_id=conversation_id,
         question=question, mode=mode, request=json.loads(row[7]), status=status,
-        record=record, owner=row[9], lease_until=float(row[10]),
+        record=record, owner=row[9], lease_until=float(row[10]), tenant=str(row[11]),
     )  # fmt: skip
 
 
-def key_row(r: Row) -> KeyRow:
-    return KeyRow(r[0], r[1], json.loads(r[2]), int(r[3]), int(r[4]), bool(r[5]))
-
-
-class SqlStore(ABC):
+class SqlStore(KeyStore, MemoryStore):
     """Every operation, in the SQL both backends accept; subclasses give transactions."""
-
-    @abstractmethod
-    def _tx(self) -> AbstractAsyncContextManager[Tx]:
-        """A write transaction: committed at the end, rolled back on an exception."""
-
-    @abstractmethod
-    def _read(self) -> AbstractAsyncContextManager[Tx]:
-        """Where single reads run (no write lock, no explicit transaction)."""
-
-    @abstractmethod
-    async def close(self) -> None: ...
-
-    async def _write(self, sql: str, args: Args) -> int:
-        """One statement, committed."""
-        async with self._tx() as tx:
-            return await tx.execute(sql, args)
-
-    async def _rows(self, sql: str, args: Args) -> list[Row]:
-        async with self._read() as tx:
-            return await tx.fetchall(sql, args)
-
-    async def _row(self, sql: str, args: Args) -> Row | None:
-        rows = await self._rows(sql, args)
-        return rows[0] if rows else None
 
     # --- runs -----------------------------------------------------------------------
 
@@ -142,9 +96,9 @@ class SqlStore(ABC):
                     return found, False
             await tx.execute(
                 f"INSERT INTO runs ({RUN_COLUMNS}, created, updated)"
-                " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, NULL, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, NULL, ?, ?, ?, ?, ?)",
                 (run.id, run.key_id, run.user_id, run.conversation_id, run.question, run.mode,
-                 json.dumps(run.request), owner, lease_until, now, now),
+                 json.dumps(run.request), owner, lease_until, run.tenant, now, now),
             )  # fmt: skip
         return run.id, True
 
@@ -171,12 +125,12 @@ class SqlStore(ABC):
         )
         return int(row[0]) if row else 0
 
-    async def conversation(self, conversation_id: str, limit: int) -> list[RunRow]:
-        """The latest completed runs of a conversation, oldest first."""
+    async def conversation(self, tenant: str, conversation_id: str, limit: int) -> list[RunRow]:
+        """The latest completed runs of one of the tenant's conversations, oldest first."""
         rows = await self._rows(
-            f"SELECT {RUN_COLUMNS} FROM runs WHERE conversation_id = ? AND status = 'completed'"
-            " ORDER BY created DESC LIMIT ?",
-            (conversation_id, limit),
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE tenant = ? AND conversation_id = ?"
+            " AND status = 'completed' ORDER BY created DESC LIMIT ?",
+            (tenant, conversation_id, limit),
         )
         return [run_row(r) for r in reversed(rows)]
 
@@ -228,47 +182,6 @@ class SqlStore(ABC):
         )
         return int(row[0]) if row else 0
 
-    # --- API keys -------------------------------------------------------------------
-
-    async def add_key(
-        self, key_id: str, name: str, digest: str, modules: list[str], rate: int, concurrent: int
-    ) -> None:
-        await self._write(
-            "INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
-            (key_id, name, digest, json.dumps(modules), rate, concurrent, time.time()),
-        )
-
-    async def key_by_digest(self, digest: str) -> KeyRow | None:
-        rows = await self._keys("WHERE hash = ? AND revoked = 0", (digest,))
-        return rows[0] if rows else None
-
-    async def list_keys(self) -> list[KeyRow]:
-        return await self._keys("ORDER BY created", ())
-
-    async def revoke_key(self, name: str) -> bool:
-        return await self._write("UPDATE api_keys SET revoked = 1 WHERE name = ?", (name,)) == 1
-
-    async def _keys(self, where: str, args: Args) -> list[KeyRow]:
-        rows = await self._rows(
-            "SELECT id, name, modules, rate_per_min, max_concurrent, revoked FROM api_keys "
-            + where,
-            args,
-        )
-        return [key_row(r) for r in rows]
-
-    # --- per-user memory ------------------------------------------------------------
-
-    async def get_memory(self, user_id: str) -> tuple[str, list[str]]:
-        row = await self._row("SELECT core, notes FROM memory WHERE user_id = ?", (user_id,))
-        return (str(row[0]), list(json.loads(row[1]))) if row else ("", [])
-
-    async def put_memory(self, user_id: str, core: str, notes: list[str]) -> None:
-        await self._write(
-            "INSERT INTO memory VALUES (?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET"
-            " core = excluded.core, notes = excluded.notes, updated = excluded.updated",
-            (user_id, core, json.dumps(notes, ensure_ascii=False), time.time()),
-        )
-
 
 async def _idempotent(tx: Tx, key_id: str, key: str, body_hash: str) -> str | None:
     rows = await tx.fetchall(
@@ -307,14 +220,21 @@ OPEN_ATTEMPTS = 20
 
 
 async def _set_up(conn: aiosqlite.Connection) -> None:
-    """WAL mode and the schema. Two processes opening a new file at once can see "database
-    is locked" from the switch to WAL, which SQLite does not wait out (no busy handler for
-    it): every step is idempotent, so it is retried with a short back-off."""
+    """WAL mode, the schema and the migration of an earlier release's file. Two processes
+    opening a new file at once can see "database is locked" from the switch to WAL, which
+    SQLite does not wait out (no busy handler for it): every step is idempotent, so it is
+    retried with a short back-off. The migration runs under the write lock (BEGIN
+    IMMEDIATE), so two processes never both add a column."""
     for attempt in range(1, OPEN_ATTEMPTS + 1):
         try:
             await conn.execute("PRAGMA journal_mode=WAL")
             await conn.execute("PRAGMA synchronous=NORMAL")
             await conn.executescript(";\n".join(schema("REAL")))
+            await conn.execute("BEGIN IMMEDIATE")
+            for step in await migrate(_SqliteTx(conn), SQLITE_COLUMNS):
+                log.warning("service store migrated: %s", step)
+            for statement in indexes():
+                await conn.execute(statement)
             await conn.commit()
             return
         except sqlite3.OperationalError as exc:

@@ -17,7 +17,9 @@ from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
-from deepagent.service.store import Args, Row, SqlStore, Tx, schema
+from deepagent.service.store import SqlStore
+from deepagent.service.store_base import Args, Row, Tx, indexes, schema
+from deepagent.service.store_migrate import PG_COLUMNS, migrate
 
 POOL_MAX = 10
 CONNECT_TIMEOUT_S = 30.0
@@ -54,6 +56,9 @@ class PgStore(SqlStore):
         async with self._tx() as tx:
             await tx.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
             for statement in schema("DOUBLE PRECISION"):
+                await tx.execute(statement)
+            await migrate(tx, PG_COLUMNS)
+            for statement in indexes():
                 await tx.execute(statement)
 
     async def close(self) -> None:

@@ -1,5 +1,6 @@
 """The service store's tables, one text for SQLite and Postgres: ``{real}`` is the
-backend's 8-byte float type (Postgres' REAL has 4 bytes)."""
+backend's 8-byte float type (Postgres' REAL has 4 bytes). ``store_migrate`` brings a store
+of an earlier release up to these tables; ``INDEXES`` run after it."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -15,10 +16,9 @@ CREATE TABLE IF NOT EXISTS runs (
     owner TEXT,
     lease_until {real} NOT NULL DEFAULT 0,
     created {real} NOT NULL,
-    updated {real} NOT NULL
+    updated {real} NOT NULL,
+    tenant TEXT NOT NULL DEFAULT 'default'
 );
-CREATE INDEX IF NOT EXISTS runs_conversation ON runs(conversation_id, created);
-CREATE INDEX IF NOT EXISTS runs_status ON runs(status, key_id);
 CREATE TABLE IF NOT EXISTS events (
     run_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
@@ -42,12 +42,21 @@ CREATE TABLE IF NOT EXISTS api_keys (
     rate_per_min INTEGER NOT NULL,
     max_concurrent INTEGER NOT NULL,
     created {real} NOT NULL,
-    revoked INTEGER NOT NULL DEFAULT 0
+    revoked INTEGER NOT NULL DEFAULT 0,
+    tenant TEXT NOT NULL DEFAULT 'default',
+    merchants TEXT NOT NULL DEFAULT '[]'
 );
-CREATE TABLE IF NOT EXISTS memory (
-    user_id TEXT PRIMARY KEY,
+CREATE TABLE IF NOT EXISTS user_memory (
+    tenant TEXT NOT NULL,
+    user_id TEXT NOT NULL,
     core TEXT NOT NULL,
     notes TEXT NOT NULL,
-    updated {real} NOT NULL
+    updated {real} NOT NULL,
+    PRIMARY KEY (tenant, user_id)
 )
+"""
+
+INDEXES = """
+CREATE INDEX IF NOT EXISTS runs_status ON runs(status, key_id);
+CREATE INDEX IF NOT EXISTS runs_tenant_conversation ON runs(tenant, conversation_id, created)
 """

@@ -74,6 +74,7 @@ def subagent_request(
         params=args,
         tools=task.tools or None,
         modules=parent.modules,
+        merchants=parent.merchants,
         subagent=True,
         subagent_variant=variant,
     )

@@ -74,6 +74,9 @@ class ToolExecutor:
         parsed = self._validate(spec, args)
         if isinstance(parsed, ToolResult):
             return parsed
+        denied = self._merchant_denied(spec, parsed)
+        if denied is not None:
+            return denied
         key = call_key(name, parsed.model_dump(mode="json"))
         if key in self._failed:
             return ToolResult.failure(
@@ -98,6 +101,19 @@ class ToolExecutor:
             except WorkspaceError as exc:
                 result = result.model_copy(update={"plain_text": f"{result.plain_text} ({exc})"})
         return cap_result(result, self.context.settings.max_result_chars)
+
+    def _merchant_denied(self, spec: ToolSpec, parsed: Any) -> ToolResult | None:
+        """A refusal when the call reads a merchant's private data outside the binding."""
+        if spec.merchant_arg is None:
+            return None
+        merchant = str(getattr(parsed, spec.merchant_arg))
+        if self.context.may_read(merchant):
+            return None
+        return ToolResult.failure(
+            "refused",
+            f"{spec.name}: merchant {merchant!r} is not one this run may read (the caller's "
+            "key is not bound to it); answer without that merchant's private data",
+        )
 
     def _validate(self, spec: ToolSpec, args: Mapping[str, JSON] | str | None) -> Any:
         try:

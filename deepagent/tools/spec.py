@@ -24,6 +24,12 @@ class ToolContext:
     now: date
     run_id: str = ""
     params: dict[str, JSON] = field(default_factory=dict)
+    merchants: frozenset[str] | None = None
+    """The merchants whose private data this run may read (the API key's binding, upper
+    case); None: every one (CLI, batch, a key bound to '*')."""
+
+    def may_read(self, merchant_id: str) -> bool:
+        return self.merchants is None or merchant_id.strip().upper() in self.merchants
 
 
 ToolFn = Callable[[Any, ToolContext], Awaitable[ToolResult]]
@@ -41,6 +47,9 @@ class ToolSpec:
     fn: ToolFn
     timeout_s: float
     concurrency_safe: bool
+    merchant_arg: str | None = None
+    """The argument naming a merchant whose private data the tool reads: the executor
+    refuses a call for a merchant outside the run's binding."""
 
     def json_schema(self) -> dict[str, JSON]:
         """The input JSON schema shown to a model (titles dropped to save tokens)."""
@@ -90,6 +99,7 @@ def tool(
     description: str | None = None,
     timeout_s: float = 10.0,
     concurrency_safe: bool = True,
+    merchant_arg: str | None = None,
 ) -> Callable[[ToolFn], ToolSpec]:
     """Declare an async tool ``async def f(args: InputModel, ctx: ToolContext) -> ToolResult``.
 
@@ -107,6 +117,8 @@ def tool(
             raise TypeError(f"tool {fn.__name__}: first parameter must be a pydantic model")
         if input_model.model_config.get("extra") != "forbid":
             raise TypeError(f"tool {fn.__name__}: input model must set extra='forbid'")
+        if merchant_arg is not None and merchant_arg not in input_model.model_fields:
+            raise TypeError(f"tool {fn.__name__}: no argument {merchant_arg!r}")
         text = description or inspect.getdoc(fn) or ""
         if not text:
             raise TypeError(f"tool {fn.__name__} needs a description or docstring")
@@ -119,6 +131,7 @@ def tool(
             fn=fn,
             timeout_s=timeout_s,
             concurrency_safe=concurrency_safe,
+            merchant_arg=merchant_arg,
         )
 
     return wrap
