@@ -20,7 +20,7 @@ from deepagent.agent import Agent
 from deepagent.record import RunRecord
 from deepagent.service.backends import ServiceStore
 from deepagent.service.memory import MemoryKeeper
-from deepagent.service.store import NewRun
+from deepagent.service.store import FINAL, NewRun
 
 log = logging.getLogger(__name__)
 HISTORY_TURNS = 5
@@ -41,6 +41,9 @@ class RunManager:
         self._signals: dict[str, asyncio.Event] = {}
         self._keeper: asyncio.Task[None] | None = None
         self._shutting_down = False
+        self._cancelling: set[str] = set()
+        self._closing: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Task[bool]] = set()
         self.memory = MemoryKeeper(store)
 
     # --- lifecycle ------------------------------------------------------------------
@@ -67,8 +70,17 @@ class RunManager:
             try:
                 await self.store.renew(self.owner, time.time() + self.lease_s)
                 await self.recover()
+                await self._apply_cancels()
             except Exception:  # a bad tick must not end the keeper
                 log.exception("lease renewal failed")
+
+    async def _apply_cancels(self) -> None:
+        """Cancel the runs driven here whose cancel another process stored."""
+        for run_id in await self.store.cancels_for(self.owner):
+            if run_id in self.tasks and run_id not in self._cancelling:
+                task = asyncio.create_task(self.cancel(run_id))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
 
     # --- starting, answering, cancelling --------------------------------------------
 
@@ -104,17 +116,23 @@ class RunManager:
         self._launch(run_id, self.agent.resume(run_id, answer, after_seq=after))
 
     async def cancel(self, run_id: str) -> bool:
-        """Stop a run driven here, or close one waiting for an answer."""
+        """Cancel a run: the request is stored first (so a restart cancels it too), then
+        a run driven here is stopped and closed, a run waiting for an answer is closed.
+        Concurrent cancels share one cancellation. False when another process drives the
+        run: it applies the stored request at its next lease tick."""
+        await self.store.request_cancel(run_id)
         task = self.tasks.get(run_id)
         if task is not None:
-            task.cancel()
+            if run_id not in self._cancelling:  # one task.cancel(): a second one would
+                self._cancelling.add(run_id)  # interrupt the close of the first
+                task.cancel()
             await asyncio.wait([task])
             return True
         row = await self.store.get_run(run_id)
         if row is not None and row.status == "needs_input":
             await self._close_cancelled(run_id)
             return True
-        return False
+        return row is None or row.status in FINAL
 
     def active(self, run_id: str) -> bool:
         """Whether the run is being driven by this process."""
@@ -155,14 +173,16 @@ class RunManager:
             await self.store.set_status(run_id, record.status, record.model_dump(mode="json"))
             await self._remember(run_id, record)
         except asyncio.CancelledError:
-            if not self._shutting_down:
-                await self._close_cancelled(run_id)
+            if not self._shutting_down or run_id in self._cancelling:
+                # shielded: whatever cancels this task again, the close is written
+                await asyncio.shield(self._close_cancelled(run_id))
             raise
         except Exception as exc:  # the run fails with its reason; the service lives on
             log.exception("run %s failed", run_id)
             await self._close_failed(run_id, f"{type(exc).__name__}: {exc}")
         finally:
             self.tasks.pop(run_id, None)
+            self._cancelling.discard(run_id)
             self.agent.forget(run_id)
             self._signal(run_id)
 
@@ -174,14 +194,21 @@ class RunManager:
             self.memory.learn_later(row.tenant, row.user_id, record)
 
     async def _close_cancelled(self, run_id: str) -> None:
-        record = await self.agent.record(run_id)
-        record = record.model_copy(
-            update={"status": "cancelled", "stop_reason": "cancelled by the caller"}
-        )
-        await self._append(
-            run_id, ev.RunFinished(status="cancelled", stop_reason=record.stop_reason)
-        )
-        await self.store.set_status(run_id, "cancelled", record.model_dump(mode="json"))
+        """The final event and status of a cancelled run, written once (a lock per run:
+        a cancel of a waiting run and a takeover may both get here)."""
+        async with self._closing.setdefault(run_id, asyncio.Lock()):
+            row = await self.store.get_run(run_id)
+            if row is None or row.status in FINAL:
+                return
+            record = await self.agent.record(run_id)
+            record = record.model_copy(
+                update={"status": "cancelled", "stop_reason": "cancelled by the caller"}
+            )
+            await self._append(
+                run_id, ev.RunFinished(status="cancelled", stop_reason=record.stop_reason)
+            )
+            await self.store.set_status(run_id, "cancelled", record.model_dump(mode="json"))
+        self._closing.pop(run_id, None)
 
     async def _close_failed(self, run_id: str, error: str) -> None:
         await self._append(run_id, ev.RunFailed(error=error))
@@ -207,6 +234,10 @@ class RunManager:
                 continue
             row = await self.store.get_run(run_id)
             assert row is not None
+            if row.cancel_requested:  # asked before its process stopped: not run on
+                await self._close_cancelled(run_id)
+                log.warning("run %s: cancelled after its process stopped", run_id)
+                continue
             after = await self.store.last_seq(run_id)
             if (await self.agent.snapshot(run_id)).exists:
                 events = self.agent.proceed(run_id, after_seq=after)

@@ -184,12 +184,15 @@ async def resume_run(run_id: str, body: ResumeBody, key: Caller, state: State) -
 
 @router.post("/runs/{run_id}/cancel", status_code=202, response_model=RunView)
 async def cancel_run(run_id: str, key: Caller, state: State) -> RunView:
+    """Idempotent: cancelling a cancelled run answers it again. A run driven by another
+    API process answers ``running``: that process applies the stored cancel within a third
+    of the lease (or the process that takes the run over does)."""
     row = await owned(state, key, run_id)
-    if row.status in ("completed", "failed", "cancelled"):
+    if row.status in ("completed", "failed"):
         raise HTTPException(409, f"run {run_id} already {row.status}")
-    if not await state.manager.cancel(run_id):
-        raise HTTPException(409, f"run {run_id} is driven by another process; retry there")
-    row = await owned(state, key, run_id)
+    if row.status != "cancelled":
+        await state.manager.cancel(run_id)
+        row = await owned(state, key, run_id)
     return view(row.id, row.status, row.question, row.record)
 
 

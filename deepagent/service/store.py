@@ -36,10 +36,11 @@ from deepagent.service.store_migrate import SQLITE_COLUMNS, migrate
 __all__ = ["Args", "KeyRow", "Row", "Tx", "schema"]  # re-exported for the backends
 log = logging.getLogger(__name__)
 FINAL = ("completed", "failed", "cancelled")
-RUN_COLUMNS = (
+NEW_RUN_COLUMNS = (
     "id, key_id, user_id, conversation_id, question, mode, status, request, record, owner,"
     " lease_until, tenant"
 )
+RUN_COLUMNS = NEW_RUN_COLUMNS + ", cancel_requested"
 
 
 class IdempotencyConflict(Exception):
@@ -66,6 +67,7 @@ class RunRow(NewRun):
     record: dict[str, Any] | None
     owner: str | None
     lease_until: float
+    cancel_requested: bool = False
 
 
 def run_row(row: Row) -> RunRow:
@@ -75,6 +77,7 @@ def run_row(row: Row) -> RunRow:
         id=id_, key_id=key_id, user_id=user_id, conversation_id=conversation_id,
         question=question, mode=mode, request=json.loads(row[7]), status=status,
         record=record, owner=row[9], lease_until=float(row[10]), tenant=str(row[11]),
+        cancel_requested=bool(row[12]),
     )  # fmt: skip
 
 
@@ -95,7 +98,7 @@ class SqlStore(KeyStore, MemoryStore):
                 if found is not None:
                     return found, False
             await tx.execute(
-                f"INSERT INTO runs ({RUN_COLUMNS}, created, updated)"
+                f"INSERT INTO runs ({NEW_RUN_COLUMNS}, created, updated)"
                 " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, NULL, ?, ?, ?, ?, ?)",
                 (run.id, run.key_id, run.user_id, run.conversation_id, run.question, run.mode,
                  json.dumps(run.request), owner, lease_until, run.tenant, now, now),
@@ -133,6 +136,24 @@ class SqlStore(KeyStore, MemoryStore):
             (tenant, conversation_id, limit),
         )
         return [run_row(r) for r in reversed(rows)]
+
+    async def request_cancel(self, run_id: str) -> bool:
+        """Record that the run is to be cancelled (durable: the process driving it, or the
+        one that takes it over, closes it); False when it has already ended."""
+        changed = await self._write(
+            "UPDATE runs SET cancel_requested = 1, updated = ? WHERE id = ?"
+            " AND status IN ('running', 'needs_input')",
+            (time.time(), run_id),
+        )
+        return changed == 1
+
+    async def cancels_for(self, owner: str) -> list[str]:
+        """This owner's running runs whose cancel was requested (by any process)."""
+        rows = await self._rows(
+            "SELECT id FROM runs WHERE owner = ? AND status = 'running' AND cancel_requested = 1",
+            (owner,),
+        )
+        return [str(r[0]) for r in rows]
 
     # --- leases: which process drives a running run ---------------------------------
 

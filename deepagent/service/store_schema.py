@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS runs (
     lease_until {real} NOT NULL DEFAULT 0,
     created {real} NOT NULL,
     updated {real} NOT NULL,
-    tenant TEXT NOT NULL DEFAULT 'default'
+    tenant TEXT NOT NULL DEFAULT 'default',
+    cancel_requested INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS events (
     run_id TEXT NOT NULL,
