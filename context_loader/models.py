@@ -10,6 +10,9 @@ from pydantic import Field
 from deepagent.core.schema import JSON, Strict
 from deepagent.requirements.model import Requirements
 
+MAX_QUESTION_CHARS = 2000
+"""The longest question a run takes; an answer to ``call_human`` is appended to it."""
+
 
 class PageContext(Strict):
     """The product page the user is on, e.g. ``{"type": "new_product_page", "product_id": 1}``."""
@@ -29,7 +32,7 @@ class Asker(Protocol):
 
 
 class ContextRequest(Strict):
-    question: str = Field(min_length=1, max_length=2000)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     user_id: str = "demo"
     merchant_id: str | None = None
     page: PageContext | None = None

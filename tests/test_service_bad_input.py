@@ -101,3 +101,33 @@ async def test_a_chunked_body_over_the_cap_is_413(client: httpx.AsyncClient, api
     r = await client.post("/v1/runs", content=chunks(), headers=_json_headers(api))
     assert r.status_code == 413, (r.status_code, r.text[:200])
     assert "over" in r.json()["detail"]
+
+
+async def test_a_resume_answer_is_bounded_by_what_the_question_can_still_hold(
+    client: httpx.AsyncClient, api: Api
+) -> None:
+    """The answer is appended to the question (capped at 2,000 characters): a longer one
+    is a 422 naming the room left, and the run keeps waiting for a shorter one."""
+    vague = "帮我分析一下"
+    body = (
+        await client.post(
+            "/v1/runs", params={"wait": True}, json={"question": vague}, headers=api.headers()
+        )
+    ).json()
+    assert body["status"] == "needs_input", body
+    url = f"/v1/runs/{body['run_id']}/resume"
+    room = 2000 - len(vague) - 1
+    too_long = await client.post(url, json={"answer": "好" * (room + 1)}, headers=api.headers())
+    assert too_long.status_code == 422 and str(room) in too_long.json()["detail"]
+    still = await client.get(f"/v1/runs/{body['run_id']}", headers=api.headers())
+    assert still.json()["status"] == "needs_input"
+    fits = await client.post(url, json={"answer": LOOKUP}, headers=api.headers())
+    assert fits.status_code == 202
+
+
+@pytest.mark.parametrize("user", ["a" * 129, "bad user", "ü"])
+async def test_a_bad_user_id_in_the_memory_path_is_422(
+    client: httpx.AsyncClient, api: Api, user: str
+) -> None:
+    r = await client.get(f"/v1/users/{user}/memory", headers=api.headers())
+    assert r.status_code == 422, r.text

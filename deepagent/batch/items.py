@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
-from context_loader.models import ContextRequest, PageContext
+from context_loader.models import MAX_QUESTION_CHARS, ContextRequest, PageContext
 from deepagent.core.question import detect_language
 from deepagent.core.schema import Strict
 from deepagent.core.vocab import Mode
@@ -29,7 +29,7 @@ class BatchItem(Strict):
     """One input line. Without an ``id`` the id is derived from the line's content."""
 
     id: str = Field(min_length=1, max_length=200)
-    question: str = Field(min_length=1, max_length=2000)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     user_id: str = Field(default="demo", min_length=1, max_length=200)
     merchant_id: str | None = None
     page: PageContext | None = None

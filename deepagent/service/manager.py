@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 
-from context_loader.models import ContextRequest
+from context_loader.models import MAX_QUESTION_CHARS, ContextRequest
 from deepagent import events as ev
 from deepagent.agent import Agent
 from deepagent.record import RunRecord
@@ -133,6 +133,13 @@ class RunManager:
             await self._close_cancelled(run_id)
             return True
         return row is None or row.status in FINAL
+
+    async def answer_room(self, run_id: str) -> int:
+        """How long an answer the run can take: it is appended to the question (after a
+        line break), which is bounded like any question."""
+        values = (await self.agent.snapshot(run_id)).values
+        question = str(values.get("request", {}).get("question", ""))
+        return max(0, MAX_QUESTION_CHARS - len(question) - 1)
 
     def active(self, run_id: str) -> bool:
         """Whether the run is being driven by this process."""

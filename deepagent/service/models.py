@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from context_loader.models import PageContext
+from context_loader.models import MAX_QUESTION_CHARS, PageContext
 from deepagent.core.schema import Strict
 from deepagent.core.vocab import Mode
 from deepagent.record import RunRecord
@@ -40,7 +40,7 @@ class RunOptions(Strict):
 
 
 class RunCreate(Body):
-    question: str = Field(min_length=1, max_length=2000)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
 
     _question = field_validator("question")(not_blank)
     user_id: str = Field(default="anonymous", pattern=ID)
@@ -74,7 +74,7 @@ class MemoryView(Strict):
 
 
 class ResumeBody(Body):
-    answer: str = Field(min_length=1, max_length=2000)
+    answer: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
 
     _answer = field_validator("answer")(not_blank)
 

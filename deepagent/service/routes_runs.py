@@ -10,12 +10,14 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from fastapi import Path as FPath
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from context_loader.models import ContextRequest
 from deepagent.service.auth import admit, caller, service
 from deepagent.service.keys import allows, may_read_merchant, scope
 from deepagent.service.models import (
+    ID,
     MemoryView,
     ResumeBody,
     RunAccepted,
@@ -172,6 +174,13 @@ async def resume_run(run_id: str, body: ResumeBody, key: Caller, state: State) -
     row = await owned(state, key, run_id)
     if row.status != "needs_input" or state.manager.active(run_id):
         raise HTTPException(409, f"run {run_id} is {row.status}, not waiting for an answer")
+    room = await state.manager.answer_room(run_id)
+    if len(body.answer) > room:
+        raise HTTPException(
+            422,
+            f"answer: {len(body.answer)} characters; this run can take {room} more (the"
+            " answer is appended to its question)",
+        )
     await state.manager.resume(run_id, body.answer)
     return RunAccepted(
         run_id=run_id,
@@ -197,7 +206,9 @@ async def cancel_run(run_id: str, key: Caller, state: State) -> RunView:
 
 
 @router.get("/users/{user_id}/memory", response_model=MemoryView)
-async def user_memory(user_id: str, key: Caller, state: State) -> MemoryView:
+async def user_memory(
+    user_id: Annotated[str, FPath(pattern=ID)], key: Caller, state: State
+) -> MemoryView:
     """What the planner is told about this user of the caller's tenant (profile and recent
     notes; empty for a user the tenant has never had)."""
     memory = await state.manager.memory.context(key.tenant, user_id)
