@@ -7,6 +7,12 @@ lookup vs analysis, conclusion -> analysis process -> recommendations, tables wi
 source line, failed data left out, empty data named), and the context parts as tagged
 sections. Sources are shown with module titles in the question's language so the model
 can copy them into its source lines.
+
+Every value is escaped by ``render`` (no text can close ``<collected_data>`` or open
+another section); inside ``<collected_data>`` the free-text fields (a result's source and
+summary, which carry product titles and SubAgent conclusions) are also folded
+(``sections.fold``), so no line of a value can read as a result header or field of its
+own and hide or replace a real result.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from deepagent.analysis.inputs import AnalysisInput, CollectedResult, display_so
 from deepagent.analysis.phrases import say
 from deepagent.core.schema import JSON
 from deepagent.prompts import render
-from deepagent.prompts.sections import PromptError, required
+from deepagent.prompts.sections import PromptError, fold, required, unfold
 from deepagent.requirements.statement import HEADING
 
 MAX_DATA_CHARS = 20_000
@@ -44,9 +50,9 @@ def _render_result(res: CollectedResult, inp: AnalysisInput) -> str:
     item = "" if res.item_index is None else f"#{res.item_index}"
     lines = [
         f"[{res.action_id}{item}] tool={res.tool} module={res.module or '-'} status={res.status}",
-        f"source: {display_source([res], inp.language)}",
+        f"source: {fold(display_source([res], inp.language))}",
         f"args: {_json(res.args)}",
-        f"summary: {res.plain_text}",
+        f"summary: {fold(res.plain_text)}",
     ]
     if res.status == "ok":
         data = _json(res.data)
@@ -79,7 +85,7 @@ def output_format(inp: AnalysisInput) -> str:
 
 def analyst_messages(inp: AnalysisInput) -> tuple[str, str]:
     """The (system, user) messages of the analyst prompt for this input."""
-    todo = "\n".join(f"- [{t.status}] {t.content}" for t in inp.todo_list) or "(none)"
+    todo = "\n".join(f"- [{t.status}] {fold(t.content)}" for t in inp.todo_list) or "(none)"
     skills = "\n\n---\n\n".join(s.strip() for s in inp.skills) or "(none)"
     return render(
         "analyst",
@@ -93,8 +99,8 @@ def analyst_messages(inp: AnalysisInput) -> tuple[str, str]:
         collected_data=render_collected(inp),
         tools=", ".join(inp.tools) or "(none)",
         execution_history=inp.history or "(none)",
-        reference_cases="\n".join(inp.cases) or "(none)",
-        conversation="\n".join(inp.conversation) or "(none)",
+        reference_cases="\n".join(fold(c) for c in inp.cases) or "(none)",
+        conversation="\n".join(fold(t) for t in inp.conversation) or "(none)",
         output_format=output_format(inp),
         coverage=_coverage(inp),
         not_covered_heading=HEADING[inp.language],
@@ -140,32 +146,40 @@ def read_collected(text: str) -> list[CollectedResult]:
 
 
 def _result(head: re.Match[str], body: str) -> CollectedResult:
-    lines = body.split("\n", 2)
-    if len(lines) < 3 or not lines[0].startswith("source: ") or not lines[1].startswith("args: "):
+    fields = _fields(body)
+    if len(fields) < 3 or not (fields[0].startswith("source: ") and fields[1][:6] == "args: "):
         raise PromptError(f"result [{head.group('id')}] is not in the rendered format")
-    rest = lines[2].removeprefix("summary: ")
     status = head.group("status")
     data: JSON = None
-    if status == "ok":
-        rest, _, raw = rest.rpartition("\ndata: ")
+    if status == "ok" and fields[-1].startswith("data: ") and len(fields) > 3:
         try:
-            data = json.loads(raw)
+            data = json.loads(fields[-1].removeprefix("data: "))
         except json.JSONDecodeError:  # cut by the size cap
             data = None
-    else:
-        rest = rest.rpartition("\n(not usable")[0] or rest
     module = head.group("module")
     return CollectedResult(
         action_id=head.group("id"),
         tool=head.group("tool"),
         module="" if module == "-" else module,
-        args=_loads(lines[1].removeprefix("args: "), "args"),
+        args=_loads(fields[1].removeprefix("args: "), "args"),
         status=status,
-        source=lines[0].removeprefix("source: "),
-        plain_text=rest,
+        source=fields[0].removeprefix("source: "),
+        plain_text=fields[2].removeprefix("summary: "),
         data=data,
         item_index=int(head.group("item")) if head.group("item") else None,
     )
+
+
+def _fields(body: str) -> list[str]:
+    """The fields of a result body, each unfolded (a line indented by two spaces goes on
+    the field above it)."""
+    fields: list[str] = []
+    for line in body.split("\n"):
+        if fields and line.startswith("  "):
+            fields[-1] += "\n" + line
+        else:
+            fields.append(line)
+    return [unfold(f) for f in fields]
 
 
 def _loads(text: str, what: str) -> JSON:

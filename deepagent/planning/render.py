@@ -3,6 +3,10 @@
 The offline planner parses the same tagged sections a model reads (``sections``, the one
 reader, re-exported here as the read side of this contract), so there is no side channel
 between the planner node and the offline policy.
+
+Every value is escaped by ``render`` (no question, turn, memory, skill, case or tool output
+can close its section or open another); the tool list is also line-structured (the offline
+planner reads its ``- signature: description`` lines), so each part of a line is folded.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from deepagent.core.vocab import Mode
 from deepagent.loop.coverage_step import coverage_part, requirements_part
 from deepagent.planning.context import PlannerContext
 from deepagent.prompts import render
-from deepagent.prompts.sections import sections
+from deepagent.prompts.sections import fold, sections
 
 __all__ = ["planner_messages", "run_flags", "sections"]
 
@@ -49,7 +53,7 @@ def planner_messages(ctx: PlannerContext) -> list[BaseMessage]:
         question=ctx.question,
         context_params=_json(ctx.params),
         skills="\n\n".join(ctx.skills) or "(none)",
-        tools="\n".join(f"- {t.signature}: {t.description}" for t in ctx.tools),
+        tools="\n".join(f"- {fold(t.signature)}: {fold(t.description)}" for t in ctx.tools),
         execution_history=_history(ctx),
         todo_list=_json([t.model_dump() for t in ctx.todo_list]),
         reference_cases=_json(

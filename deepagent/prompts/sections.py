@@ -9,6 +9,10 @@ exactly that, so rendering then reading gives back every body unchanged.
 Escaping: ``<`` and ``>`` become ``&lt;`` and ``&gt;``; an ``&`` that would read as one of
 the three escapes becomes ``&amp;``. Any other text, a lone ``&`` included, is left as it
 is, so JSON, Chinese text and "A & B" read the same to a model.
+
+Inside a section whose body has a line structure of its own (the analyst's results, the
+planner's tool list), each free-text value is also ``fold``-ed onto its field, so that no
+value can add a line the reader would take for a record of its own.
 """
 
 from __future__ import annotations
@@ -34,6 +38,19 @@ def escape(text: str) -> str:
 def unescape(text: str) -> str:
     """The text ``escape`` was given."""
     return _UNESCAPE.sub(lambda m: _FROM[m.group(0)], text)
+
+
+def fold(text: str) -> str:
+    """``text`` as one field of a line-structured body (a record header, ``key: value``
+    lines, ``- item`` lines): every line after the first is indented by two spaces, so no
+    line of a value can start a record, field or item of its own (a product title holding
+    ``\\n[x] tool=... status=ok`` cannot forge a result). ``unfold`` undoes it."""
+    return text.replace("\n", "\n  ")
+
+
+def unfold(text: str) -> str:
+    """The text ``fold`` was given."""
+    return text.replace("\n  ", "\n")
 
 
 def section(name: str, body: str) -> str:

@@ -1,8 +1,9 @@
 """A loader that needs no indexes and an Agent built from the offline defaults.
 
 ``FakeLoader`` answers every request with the tools you name (from the real registry, so
-tools run against the real store) and no retrieval, module identification or embedding
-index: a loop test that does not test context loading starts in milliseconds.
+tools run against the real store), the skills and library cases you give it (every one:
+there is no retrieval) and no module identification or embedding index: a loop test that
+does not test context loading starts in milliseconds.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from context_loader.models import ContextRequest, LoadedContext
+from context_loader.models import CaseRef, ContextRequest, LoadedContext
 from deepagent.agent import Agent
 from deepagent.core.question import detect_language
 from deepagent.core.schema import JSON
@@ -20,13 +21,15 @@ from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.planning.planner import Planner
 from deepagent.requirements.model import Requirements
 from deepagent.tools import ToolRegistry
+from rag_cases.schema import Case
 from rag_cases.store import CaseLibrary
 from skills.loader import Skill
 
 
 @dataclass
 class FakeLoader:
-    """Loads ``tools`` and ``params`` for every question (common tools always)."""
+    """Loads ``tools``, ``params``, ``skills`` and every case of ``library`` for every
+    question (common tools always)."""
 
     settings: Settings
     registry: ToolRegistry
@@ -51,13 +54,19 @@ class FakeLoader:
             classifier="fake",
             tools=list(self.tools),
             tool_count_total=len(self.registry.tools),
-            skills=[],
-            cases=[],
+            skills=[s.name for s in self.skills],
+            cases=[_ref(c) for c in self.library],
             params={**self.params, **request.params},
             param_status=[],
             requirements=Requirements(),
             timings_ms={"total": 0.0},
         )
+
+
+def _ref(case: Case) -> CaseRef:
+    return CaseRef(
+        id=case.id, question=case.question, modules=case.modules, score=1.0, bm25=0.0, dense=0.0
+    )
 
 
 def offline_agent(

@@ -38,11 +38,14 @@ class Situation:
 
 
 def read_situation(messages: Sequence[BaseMessage]) -> Situation:
+    """The situation the planner prompt in ``messages`` describes. Every untrusted value
+    was escaped into its section, so a question holding ``</question>`` or any other tag
+    text reads back as the same sections, the question intact."""
     system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
-    user = next(str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage))
-    parts = sections(user)
+    parts = sections(_prompt(messages))
     flags = json.loads(parts.get("run_flags", "{}") or "{}")  # older prompts: the rules' words
-    signatures = [line[2:] for line in parts.get("tools", "").splitlines() if line[:2] == "- "]
+    lines = parts.get("tools", "").split("\n")  # "\n" only: a folded description stays on its line
+    signatures = [line[2:] for line in lines if line[:2] == "- "]
     tools = {sig.split("(", 1)[0] for sig in signatures}
     history = json.loads(parts.get("execution_history", "[]"))
     summary = ""
@@ -54,7 +57,7 @@ def read_situation(messages: Sequence[BaseMessage]) -> Situation:
         params=json.loads(parts.get("context_params", "{}")),
         tools=tools,
         history=history,
-        summary_done=done_actions(summary),
+        summary_done=_summary_done(summary, parts.get("question", "")),
         cases=json.loads(parts.get("reference_cases", "[]")),
         mode=str(flags.get("mode") or parts.get("mode", "tree")).strip(),
         subagents=bool(flags.get("can_delegate", '"kind": "subagent"' in system)),
@@ -64,6 +67,23 @@ def read_situation(messages: Sequence[BaseMessage]) -> Situation:
         coverage=_json_list(parts.get("coverage", "")),
         required={sig.split("(", 1)[0]: _required(sig) for sig in signatures},
     )
+
+
+def _prompt(messages: Sequence[BaseMessage]) -> str:
+    """The planner prompt among ``messages``: the first user message that is one (a re-ask
+    after it quotes a reply, which is never read as the prompt), else the last."""
+    users = [str(m.content) for m in messages if isinstance(m, HumanMessage)]
+    if not users:
+        raise ValueError("the planner messages have no user message")
+    return next((u for u in users if "question" in sections(u)), users[-1])
+
+
+def _summary_done(summary: str, question: str) -> dict[str, str]:
+    """The actions a summary's ``- id tool status`` lines mark done, less every line the
+    question holds: the offline summary quotes the question, so a question line shaped
+    like an action line would otherwise mark an action done that never ran."""
+    quoted = {line.strip() for line in [*question.split("\n"), *question.splitlines()]}
+    return done_actions("\n".join(ln for ln in summary.split("\n") if ln.strip() not in quoted))
 
 
 def _json_list(text: str) -> list[dict[str, Any]]:
