@@ -24,7 +24,7 @@ from context_loader.keywords import ModuleHits, module_hits
 from context_loader.models import ModuleScore, PageContext
 from context_loader.module_index import ModuleIndex, clauses
 from deepagent.prompts import render
-from deepagent.prompts.sections import PromptError, required
+from deepagent.prompts.sections import PromptError, fold, required
 from deepagent.tools.registry import ModuleManifest
 from rag_cases.retriever import CaseHit
 
@@ -212,7 +212,7 @@ def classifier_messages(evidence: Evidence) -> tuple[str, str]:
         f"- {m.name}: {m.title_en} / {m.title_zh}. {m.description}" for m in evidence.manifests
     )
     cases = "\n".join(
-        f"- {h.case.question} -> {', '.join(h.case.modules)}" for h in evidence.case_hits[:5]
+        f"- {fold(h.case.question)} -> {', '.join(h.case.modules)}" for h in evidence.case_hits[:5]
     )
     page = evidence.page.model_dump_json(exclude_none=True) if evidence.page else "none"
     return render(

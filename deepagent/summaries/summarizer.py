@@ -52,19 +52,26 @@ def _figures(text: str, limit: int = 6) -> str:
 def _action_line(action: ActionView) -> str:
     copy = "" if action.item_index is None else f" [{action.item_index}]"
     detail = action.error if action.status != "ok" else _figures(action.output_preview)
-    return f"- {action.id} {action.tool or 'subagent'} {action.status}{copy}: {detail or '-'}"
+    detail = one_line(detail or "") or "-"
+    return f"- {action.id} {action.tool or 'subagent'} {action.status}{copy}: {detail}"
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: a value (a question, a tool's error, a TodoList item) must not
+    add a line the planner would read as an action's status."""
+    return " ".join(text.splitlines())
 
 
 def summarize_offline(
     question: str, rounds: Sequence[RoundView], todo: Sequence[TodoItem], previous: str | None
 ) -> str:
     """The extractive summary of ``rounds`` (plus an earlier summary, kept as it is)."""
-    lines = [f"Question: {question}"]
+    lines = [f"Question: {one_line(question)}"]
     if previous:
         lines += [line for line in previous.splitlines()[1:] if line.startswith("- ")]
     for rnd in rounds:
         lines.extend(_action_line(action) for action in rnd.actions)
-    pending = [t.content for t in todo if t.status != "completed"]
+    pending = [one_line(t.content) for t in todo if t.status != "completed"]
     if pending:
         lines.append("Still to do: " + "; ".join(pending))
     return "\n".join(lines)
