@@ -100,6 +100,14 @@ class AnalysisDelta(_Event):
     text: str
 
 
+class AnalysisRestarted(_Event):
+    """The analysis is streamed again from its start: drop the ``analysis_delta`` text
+    received before this event (a run taken over mid-analysis whose new text differs)."""
+
+    type: Literal["analysis_restarted"] = "analysis_restarted"
+    reason: str
+
+
 class RunFinished(_Event):
     type: Literal["run_finished"] = "run_finished"
     status: str
@@ -127,6 +135,7 @@ RunEvent = Annotated[
     | SummaryApplied
     | HumanInputRequested
     | AnalysisDelta
+    | AnalysisRestarted
     | RunFinished
     | RunFailed,
     Field(discriminator="type"),

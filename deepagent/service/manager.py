@@ -20,6 +20,7 @@ from deepagent.agent import Agent
 from deepagent.record import RunRecord
 from deepagent.service.backends import ServiceStore
 from deepagent.service.memory import MemoryKeeper
+from deepagent.service.splice import AnalysisSplice, sent_analysis
 from deepagent.service.store import FINAL, NewRun
 
 log = logging.getLogger(__name__)
@@ -166,15 +167,24 @@ class RunManager:
 
     # --- driving --------------------------------------------------------------------
 
-    def _launch(self, run_id: str, events: AsyncIterator[ev._Event]) -> None:
-        self.tasks[run_id] = asyncio.create_task(self._drive(run_id, events), name=run_id)
+    def _launch(
+        self, run_id: str, events: AsyncIterator[ev._Event], splice: AnalysisSplice | None = None
+    ) -> None:
+        task = asyncio.create_task(self._drive(run_id, events, splice), name=run_id)
+        self.tasks[run_id] = task
 
-    async def _drive(self, run_id: str, events: AsyncIterator[ev._Event]) -> None:
+    async def _drive(
+        self, run_id: str, events: AsyncIterator[ev._Event], splice: AnalysisSplice | None
+    ) -> None:
         try:
+            seq = await self.store.last_seq(run_id)
             async for event in events:
-                await self.store.append_event(
-                    run_id, event.seq, event.type, event.model_dump_json()
-                )
+                for stored in splice.feed(event) if splice is not None else [event]:
+                    seq += 1  # numbered here: a splice may store fewer events or more
+                    stored = stored.model_copy(update={"seq": seq})
+                    await self.store.append_event(
+                        run_id, seq, stored.type, stored.model_dump_json()
+                    )
                 self._signal(run_id)
             record = await self.agent.record(run_id)
             await self.store.set_status(run_id, record.status, record.model_dump(mode="json"))
@@ -252,9 +262,15 @@ class RunManager:
                 request = ContextRequest.model_validate(row.request)
                 events = self.agent.resume_fresh(request, row.mode, run_id, after)
             log.warning("run %s: taken over after its process stopped (event %d)", run_id, after)
-            self._launch(run_id, events)
+            self._launch(run_id, events, AnalysisSplice(await self._sent_analysis(run_id)))
             taken.append(run_id)
         return taken
+
+    async def _sent_analysis(self, run_id: str) -> str:
+        stored: list[tuple[int, str, str]] = []
+        while batch := await self.store.events_after(run_id, stored[-1][0] if stored else 0):
+            stored += batch
+        return sent_analysis(stored)
 
     async def _conversation(self, tenant: str, conversation_id: str | None) -> list[dict[str, str]]:
         """The tenant's earlier turns of a conversation (none of another tenant's)."""
