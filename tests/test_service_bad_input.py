@@ -131,3 +131,15 @@ async def test_a_bad_user_id_in_the_memory_path_is_422(
 ) -> None:
     r = await client.get(f"/v1/users/{user}/memory", headers=api.headers())
     assert r.status_code == 422, r.text
+
+
+@pytest.mark.parametrize("shape", ["one big header", "many headers"])
+async def test_oversized_request_headers_are_refused_and_the_server_lives_on(
+    client: httpx.AsyncClient, api: Api, shape: str
+) -> None:
+    big = {"X-Big": "a" * 40_000} if shape == "one big header" else {
+        f"X-H{i}": "b" * 200 for i in range(400)
+    }  # fmt: skip
+    r = await client.get("/health", headers=api.headers(**big))
+    assert r.status_code == 431 and "16384" in r.json()["detail"]
+    assert (await client.get("/health")).status_code == 200

@@ -133,6 +133,9 @@ class Settings(BaseSettings):
     )
     api_auth: bool = Field(default=True, description="Require an API key (Bearer) on /v1.")
     api_max_body_bytes: int = Field(default=65536, ge=1024, description="Request body cap.")
+    api_max_header_bytes: int = Field(
+        default=16384, ge=1024, description="Request header cap (names and values, summed)."
+    )
     run_lease_s: float = Field(
         default=30.0,
         gt=0,

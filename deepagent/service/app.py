@@ -45,7 +45,11 @@ def create_app(settings: Settings) -> FastAPI:
         description="Planner/executor runs over business-module tools, streamed as events.",
         lifespan=lifespan,
     )
-    app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.api_max_body_bytes,
+        max_header_bytes=settings.api_max_header_bytes,
+    )
     app.include_router(routes_runs.router)
     app.include_router(openai_compat.router)
 

@@ -41,17 +41,23 @@ def retry_after(seconds: float) -> str:
 
 
 class BodyLimit:
-    """413 for a request body over ``max_bytes``, declared or streamed (ASGI middleware)."""
+    """413 for a request body over ``max_bytes``, declared or streamed, and 431 for
+    request headers over ``max_header_bytes`` (ASGI middleware)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, max_header_bytes: int = 16384) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.max_header_bytes = max_header_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers", []))
+        raw = scope.get("headers", [])
+        if sum(len(k) + len(v) for k, v in raw) > self.max_header_bytes:
+            await _reject(send, 431, f"request headers over {self.max_header_bytes} bytes")
+            return
+        headers = dict(raw)
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._reject(send)
@@ -79,15 +85,14 @@ class BodyLimit:
             await self._reject(send)
 
     async def _reject(self, send: Send) -> None:
-        body = json.dumps({"detail": f"request body over {self.max_bytes} bytes"}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [(b"content-type", b"application/json")],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await _reject(send, 413, f"request body over {self.max_bytes} bytes")
+
+
+async def _reject(send: Send, status: int, detail: str) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 class _TooLarge(Exception):
