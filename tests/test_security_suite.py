@@ -284,7 +284,7 @@ async def test_bad_input_gets_a_clear_4xx(
         assert reason, body
 
 
-async def test_schemathesis_finds_no_server_error(api: Api) -> None:
+async def test_schemathesis_finds_no_server_error(api: Api, tmp_path: Path) -> None:
     """Every operation, every phase (coverage, fuzzing, stateful), within a time budget:
     nothing it generates is answered with a 5xx."""
     st = Path(sys.executable).with_name("st")
@@ -294,8 +294,8 @@ async def test_schemathesis_finds_no_server_error(api: Api) -> None:
         "--request-timeout", "30", "--header", f"Authorization: Bearer {api.keys['full']}",
     ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCHEMATHESIS")}
-    done = subprocess.run(
-        command, env=env, capture_output=True, text=True, timeout=FUZZ_SECONDS + 120
+    done = subprocess.run(  # in a directory of its own: it keeps a cache where it runs
+        command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=FUZZ_SECONDS + 120
     )
     tail = done.stdout[-3000:]
     assert done.returncode == 0, tail
