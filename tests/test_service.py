@@ -175,6 +175,8 @@ async def test_call_human_then_resume_over_http(client: httpx.AsyncClient, api: 
     assert resumed.status_code == 202
     seen = await events(client, api, run_id)
     assert seen[-1]["event"] == "run_finished" and seen[-1]["data"]["status"] == "completed"
+    asked = [e for e in seen if e["event"] == "human_input_requested"]
+    assert len(asked) == 1  # announced once, not again when the answer resumes the run
     record = (await client.get(f"/v1/runs/{run_id}", headers=api.headers())).json()["record"]
     assert record["status"] == "completed" and record["rounds"][0]["decision"] == "call_human"
     again = await client.post(

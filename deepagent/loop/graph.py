@@ -115,6 +115,11 @@ class Nodes:
         if isinstance(route, ToAnalysis) and route.stop is None:  # the planner answers
             answered = round_entry(state, "final_analysis", decision.todo_list, decision.thought)
             update["rounds"] = [answered]
+        if isinstance(route, ToHuman) and isinstance(decision.action, CallHuman):
+            # announced here, not in ``human``: that node runs again on every resume
+            emit(ev.HumanInputRequested(
+                question=decision.action.question, options=decision.action.options
+            ))  # fmt: skip
         return _to(route, update)
 
     async def execute(self, state: RunState) -> dict[str, Any]:
@@ -178,11 +183,6 @@ class Nodes:
         decision = RunView(state).decision
         assert isinstance(decision.action, CallHuman)
         rounds = [round_entry(state, "call_human", decision.todo_list, decision.thought)]
-        emit(
-            ev.HumanInputRequested(
-                question=decision.action.question, options=decision.action.options
-            )
-        )
         answer = interrupt(
             {"question": decision.action.question, "options": decision.action.options}
         )
