@@ -164,3 +164,21 @@ def start_api(env: dict[str, str], keys: Mapping[str, tuple[Any, ...]]) -> Api:
     the server."""
     made = {name: create_key(env, name, *spec) for name, spec in keys.items()}
     return Api(ApiServer.start(env), env, made)
+
+
+async def taken_over(
+    env: dict[str, str], run_id: str, headers: Mapping[str, str]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Start a second API process on ``env`` (the first was killed): every event of the
+    run it takes over, to the end of the stream, and the run's final view."""
+    second = ApiServer.start(env)
+    try:
+        async with httpx.AsyncClient(base_url=second.url, timeout=60) as c:
+            seen = []
+            async with c.stream("GET", f"/v1/runs/{run_id}/events", headers=headers) as r:
+                async for item in sse(r):
+                    seen.append(item)
+            view = (await c.get(f"/v1/runs/{run_id}", headers=headers)).json()
+    finally:
+        second.stop()
+    return seen, view

@@ -16,7 +16,15 @@ import httpx
 import pytest
 
 from context_loader.loader import ContextLoader
-from tests.service_helpers import Api, ApiServer, create_key, env_for_api, sse, start_api
+from tests.service_helpers import (
+    Api,
+    ApiServer,
+    create_key,
+    env_for_api,
+    sse,
+    start_api,
+    taken_over,
+)
 
 SLOW = (
     "我想研发美容护肤类的新品，请帮我分析一下我适合研发哪类新品（选10个竞争强度最低的叶子类目），"
@@ -159,11 +167,6 @@ async def test_a_cancel_stored_before_a_crash_cancels_the_run_after_takeover(
     with contextlib.closing(sqlite3.connect(env["DEEPAGENT_SERVICE_DB_PATH"])) as db:
         db.execute("UPDATE runs SET cancel_requested = 1 WHERE id = ?", (run_id,))
         db.commit()  # what a cancel stores before it reaches the driving process
-    second = ApiServer.start(env)
-    try:
-        async with httpx.AsyncClient(base_url=second.url, timeout=60) as c:
-            [final] = finals(await all_events(c, headers, run_id))
-            view = (await c.get(f"/v1/runs/{run_id}", headers=headers)).json()
-    finally:
-        second.stop()
+    seen, view = await taken_over(env, run_id, headers)
+    [final] = finals(seen)
     assert final["data"]["status"] == "cancelled" and view["status"] == "cancelled"

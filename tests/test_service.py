@@ -10,7 +10,15 @@ import httpx
 import pytest
 
 from context_loader.loader import ContextLoader
-from tests.service_helpers import Api, ApiServer, create_key, env_for_api, sse, start_api
+from tests.service_helpers import (
+    Api,
+    ApiServer,
+    create_key,
+    env_for_api,
+    sse,
+    start_api,
+    taken_over,
+)
 
 LOOKUP = "2025年12月女装连衣裙类目下销售额为多少？"
 SLOW = (
@@ -221,16 +229,7 @@ async def test_a_run_survives_the_api_process_being_killed(
                         break
     finally:
         first.kill()  # mid-run: the first round's actions are under way
-    second = ApiServer.start(env)
-    try:
-        async with httpx.AsyncClient(base_url=second.url, timeout=60) as c:
-            seen = []
-            async with c.stream("GET", f"/v1/runs/{run_id}/events", headers=headers) as r:
-                async for item in sse(r):
-                    seen.append(item)
-            view = (await c.get(f"/v1/runs/{run_id}", headers=headers)).json()
-    finally:
-        second.stop()
+    seen, view = await taken_over(env, run_id, headers)
     assert view["status"] == "completed", view
     assert [e["data"] for e in seen[: len(before)]] == [e["data"] for e in before]  # kept
     seqs = [int(e["id"]) for e in seen]

@@ -12,7 +12,7 @@ import pytest
 from context_loader.loader import ContextLoader
 from deepagent import events as ev
 from deepagent.service.splice import AnalysisSplice, sent_analysis
-from tests.service_helpers import ApiServer, create_key, env_for_api, sse
+from tests.service_helpers import ApiServer, create_key, env_for_api, sse, taken_over
 
 SLOW = (
     "我想研发美容护肤类的新品，请帮我分析一下我适合研发哪类新品（选10个竞争强度最低的叶子类目），"
@@ -51,16 +51,7 @@ async def test_a_takeover_mid_analysis_continues_the_stream_exactly(
                         break
     finally:
         first.kill()  # mid-analysis: three deltas are out
-    second = ApiServer.start(env)
-    try:
-        async with httpx.AsyncClient(base_url=second.url, timeout=60) as c:
-            seen = []
-            async with c.stream("GET", f"/v1/runs/{run_id}/events", headers=headers) as r:
-                async for item in sse(r):
-                    seen.append(item)
-            view = (await c.get(f"/v1/runs/{run_id}", headers=headers)).json()
-    finally:
-        second.stop()
+    seen, view = await taken_over(env, run_id, headers)
     assert view["status"] == "completed"
     assert [e["data"] for e in seen[: len(before)]] == [e["data"] for e in before]
     assert [int(e["id"]) for e in seen] == list(range(1, len(seen) + 1))
