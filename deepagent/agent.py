@@ -145,7 +145,7 @@ class Agent:
             # rq is imported only where Redis is configured (it costs every CLI start)
             from deepagent.distributed.rq_runner import RQBackend
 
-            return RQBackend(self.deps)
+            return RQBackend(self.deps, local=self._run_child)
         return LocalBackend(self.deps, self._run_child)
 
     async def run_subagent(self, request: ContextRequest, run_id: str) -> RunRecord:

@@ -32,6 +32,11 @@ class SubAgentRecord(Strict):
     worker: str | None = Field(default=None, description="RQ worker that ran it (None: local)")
     attempts: int = Field(default=1, description="executions, retries of lost/failed jobs included")
     queued_ms: float = Field(default=0.0, description="dispatch to start on a worker")
+    no_result: bool = Field(
+        default=False,
+        description="failed outside its own run, no record came back (job lost, deadline "
+        "passed, Redis or workers unavailable): the run's answer lacks its results",
+    )
 
 
 class SummaryRecord(Strict):

@@ -137,7 +137,7 @@ async def test_without_workers_the_deadline_fails_the_action_and_cancels_the_job
     loader: ContextLoader, redis_server: RedisServer, sample_db: Path
 ) -> None:
     empty = new_pool(redis_server, loader, sample_db, latency_ms=0)  # no worker started
-    deps = rq_deps(loader, empty, subagent_timeout_s=1.0)
+    deps = rq_deps(loader, empty, subagent_timeout_s=1.0, subagent_without_workers="wait")
     runner = RQRunner(deps, ContextRequest(question=QUESTION), uuid.uuid4().hex[:12])
     result = await runner.run("drill", TASK, DRESSES)
     assert result.error is not None

@@ -226,17 +226,18 @@ async def test_a_stall_times_out_and_is_retried(
     assert (await stats(admin))["requests"] == {PLANNER: 3}
 
 
-async def test_stalls_past_every_retry_fail_the_round_with_a_timeout(
+async def test_stalls_past_every_retry_fail_the_run_with_a_timeout(
     sim: Running, admin: httpx.AsyncClient, loader: ContextLoader
 ) -> None:
     await force(admin, "stall", count=2)
     planner = endpoint(sim, max_retries=1, timeout_s=0.5)
     record = await run(agent(loader, {"planner": planner}))
-    assert record.status == "completed" and record.rounds[0].decision == "invalid"
+    assert record.status == "failed" and record.rounds[0].decision == "invalid"
     reason = record.stop_reason or ""
-    assert reason.startswith("planner_failed: planner model call failed: ")
+    assert reason == f"planner_failed: {record.error}"
+    assert reason.startswith("planner_failed: planner model unavailable: ")
     assert "TimeoutError" in reason and "timed out" in reason
-    assert "未查询到" in record.analysis  # nothing was collected, and it says so
+    assert "未查询到" not in record.analysis  # a model outage is not "no data"
     assert (await stats(admin))["requests"] == {PLANNER: 2}
 
 

@@ -34,7 +34,7 @@ async def test_a_planner_function_drives_the_loop_without_the_real_loader(
     assert record.llm_calls["planner"] == 2
 
 
-async def test_a_planner_function_that_raises_fails_its_round_not_the_run(
+async def test_a_planner_function_that_raises_before_any_data_fails_the_run(
     settings: Settings,
 ) -> None:
     def broken(ctx: PlannerContext) -> PlannerDecision:
@@ -42,5 +42,6 @@ async def test_a_planner_function_that_raises_fails_its_round_not_the_run(
 
     agent = offline_agent(settings, planner=FunctionPlanner(broken))
     record = await agent.run_to_end(ContextRequest(question="anything"))
-    assert record.status == "completed" and record.stop_kind == "planner_failed"
+    assert record.status == "failed" and record.stop_kind == "planner_failed"
+    assert record.error == "planner failed: RuntimeError: policy bug"
     assert record.stop_reason and "policy bug" in record.stop_reason

@@ -1,5 +1,10 @@
 """The model-backed analyst: streams the model's report for the analyst prompt
-(``analysis.prompt``), chunk by chunk."""
+(``analysis.prompt``), chunk by chunk.
+
+A call that fails (endpoint down, timeout, HTTP error after the client's retries, a
+broken stream) or a reply with no text raises ``ModelFailed`` naming the analyst and
+the reason, after whatever text had arrived; the loop ends the run ``failed`` with it.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from deepagent.analysis.inputs import AnalysisInput
 from deepagent.analysis.prompt import analyst_messages
+from deepagent.llm.errors import ModelFailed, ModelFailure
 
 
 def _text(content: Any) -> str:
@@ -26,8 +32,16 @@ def _text(content: Any) -> str:
 
 
 async def stream_llm_analysis(model: BaseChatModel, inp: AnalysisInput) -> AsyncIterator[str]:
-    """Stream the model's report chunk by chunk (empty chunks are dropped)."""
+    """Stream the model's report chunk by chunk (empty chunks are dropped); ``ModelFailed``
+    when the call fails or the reply has no text."""
     system, user = analyst_messages(inp)
-    async for chunk in model.astream([SystemMessage(system), HumanMessage(user)]):
-        if text := _text(chunk.content):
-            yield text
+    wrote = False
+    try:
+        async for chunk in model.astream([SystemMessage(system), HumanMessage(user)]):
+            if text := _text(chunk.content):
+                wrote = wrote or bool(text.strip())
+                yield text
+    except Exception as exc:
+        raise ModelFailed(ModelFailure.of("analyst", exc)) from exc
+    if not wrote:
+        raise ModelFailed(ModelFailure("analyst", "error", "the reply has no text"))

@@ -1,7 +1,9 @@
-"""`deepagent worker`: run SubAgent jobs from Redis (RQ)."""
+"""`deepagent worker`: run SubAgent jobs from Redis (RQ), restarting the worker process
+when Redis goes away (``deepagent.distributed.supervisor``)."""
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Annotated
 
@@ -24,9 +26,11 @@ def worker_command(
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every job.")] = False,
 ) -> None:
-    """Start an RQ worker for SubAgent jobs (exit 2 when Redis or the data is missing)."""
+    """Start an RQ worker for SubAgent jobs (exit 2 when Redis or the data is missing at
+    start; a later Redis outage restarts the worker process, SIGTERM / SIGINT stops it)."""
     from deepagent.distributed.connection import RedisUnavailable, connect
-    from deepagent.distributed.worker import build_worker, run_worker
+    from deepagent.distributed.supervisor import Supervisor
+    from deepagent.distributed.worker import prepare, worker_process
 
     settings = load_settings()
     url = url or settings.redis_url
@@ -39,7 +43,26 @@ def worker_command(
     if not settings.data_path.exists():
         bad_input(f"no sample database at {settings.data_path}; run `deepagent data generate`")
     try:
-        conn = connect(url, socket_timeout=None)
+        connect(url, socket_timeout=None).close()  # each worker process connects anew
     except RedisUnavailable as exc:
         bad_input(str(exc))
-    run_worker(build_worker(settings, conn, names, name), burst=burst, verbose=verbose)
+    _log_to_stderr(verbose)
+    prepare(settings)  # once, before forking: every worker process and horse inherits it
+    code = Supervisor(
+        lambda replaces: worker_process(
+            settings, url, names, name, burst=burst, verbose=verbose, replaces=replaces
+        )
+    ).run()
+    if code:
+        raise typer.Exit(code)
+
+
+def _log_to_stderr(verbose: bool) -> None:
+    """The supervisor's and worker's own lines (restarts, lost connections) on stderr."""
+    logger = logging.getLogger("deepagent.worker")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel(logging.INFO if verbose else logging.WARNING)

@@ -94,6 +94,12 @@ class Settings(BaseSettings):
     subagent_lost_after_s: float = Field(
         default=6.0, gt=0, description="No heartbeat for this long: the job's worker is gone."
     )
+    subagent_without_workers: Literal["local", "fail", "wait"] = Field(
+        default="local",
+        description="No live RQ worker on the SubAgent queue: run the SubAgent in-process "
+        "(local), fail it at once (fail), or queue it and wait up to its deadline (wait: "
+        "workers that scale up from zero on the queue's length).",
+    )
     summary_mode: Literal["async", "sync", "off"] = Field(
         default="async", description="Summaries of the planner's history: async, sync or off."
     )

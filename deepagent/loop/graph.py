@@ -24,7 +24,9 @@ from deepagent.analysis import (
 from deepagent.core.schema import CallActions, CallHuman, PlannerDecision
 from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
+from deepagent.llm.errors import ModelFailed
 from deepagent.llm.pacing import Pace
+from deepagent.loop import failures
 from deepagent.loop.coverage_step import run_coverage, subagent_tools
 from deepagent.loop.routing import (
     LoopFacts,
@@ -47,10 +49,13 @@ from deepagent.loop.state import (
 from deepagent.loop.streaming import action_event, emit
 from deepagent.loop.views import RunView, analysis_input, planner_context
 from deepagent.planning.planner import plan_round
-from deepagent.subagents.dispatch import SubAgentBackend
+from deepagent.subagents.dispatch import SubAgentBackend, missing_results
 from deepagent.summaries.scheduler import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
 from deepagent.tools.offload.workspace import Workspace
+
+Next = Command[Literal["execute", "human", "analyze", "__end__"]]
+"""Where a planning round goes: "__end__" when the run fails before it collected data."""
 
 
 class Nodes:
@@ -80,9 +85,10 @@ class Nodes:
         timings = {**state.get("timings_ms", {}), "context": loaded.timings_ms.get("total", 0.0)}
         return {"loaded": loaded.model_dump(mode="json"), "timings_ms": timings}
 
-    async def plan(self, state: RunState) -> Command[Literal["execute", "human", "analyze"]]:
+    async def plan(self, state: RunState) -> Next:
         """One planning round, routed by ``routing``: a guard may stop before it; its
-        decision goes to execute, to the user, or to the analysis."""
+        decision goes to execute, to the user, or to the analysis. A failed round ends
+        the run ``failed`` when nothing was collected yet (``loop.failures``)."""
         facts = _facts(RunView(state))
         stop = guard(facts, self.deps.settings)
         if stop is not None:
@@ -104,7 +110,11 @@ class Nodes:
         decision = result.decision
         if decision is None:
             failed = round_entry(state, "invalid", [], note=result.error or "")
-            return _to(route, update | {"rounds": [failed]})
+            update["rounds"] = [failed]
+            if failures.nothing_collected(state) and isinstance(route, ToAnalysis):
+                stopped = _stopped(route.stop) if route.stop else {}  # the record's reason
+                return self._end_failed(state, update | stopped, result.error)
+            return _to(route, update)
         _emit_plan(state, decision)
         update |= {
             "decision": decision.model_dump(mode="json", by_alias=True),
@@ -209,25 +219,33 @@ class Nodes:
             if self.deps.analyst is None
             else stream_llm_analysis(self.deps.analyst, inp)
         )
-        parts = []
-        async for chunk in stream:
-            parts.append(chunk)
-            emit(ev.AnalysisDelta(text=chunk))
         calls = dict(state.get("llm_calls", {}))
         if self.deps.analyst is not None:
             calls["analyst"] = calls.get("analyst", 0) + 1
-        return {
-            "analysis": "".join(parts),
+        parts: list[str] = []
+        ended: dict[str, Any] | None = None
+        try:
+            async for chunk in stream:
+                parts.append(chunk)
+                emit(ev.AnalysisDelta(text=chunk))
+        except ModelFailed as exc:  # failed with the reason, not a half or empty "report"
+            ended = failures.analyst_failed(inp.language, parts, exc.failure)
+        missing = missing_results(state.get("subagents", []), state.get("stop_reason"))
+        return (ended or {"analysis": "".join(parts), "status": "completed"}) | {
             "coverage": coverage.model_dump(mode="json"),
-            "status": "completed",
             "llm_calls": calls,
-            "timings_ms": {
-                **add_time(state, "analysis", started),
-                "total": round((time.time() - state.get("started", time.time())) * 1000, 2),
-            },
+            "timings_ms": _with_total(state, add_time(state, "analysis", started)),
+            **({"stop_reason": missing} if missing else {}),  # SubAgents without a result
         }
 
     # --- helpers -----------------------------------------------------------------------
+
+    def _end_failed(self, state: RunState, update: dict[str, Any], reason: str | None) -> Next:
+        """End the run ``failed`` with the planner's reason (nothing was collected)."""
+        self.summarizer.drop(state["run_id"])  # no analysis follows
+        ended = failures.planner_failed(state, RunView(state).loaded.language, reason or "")
+        timings = _with_total(state, update["timings_ms"])
+        return Command(goto="__end__", update=update | ended | {"timings_ms": timings})
 
     def _executor(self, state: RunState, request: ContextRequest) -> ToolExecutor:
         settings = self.deps.settings
@@ -281,11 +299,17 @@ def _paused(state: RunState) -> float:
     return state.get("paused_s", 0.0) + max(0.0, now - asked)
 
 
+def _with_total(state: RunState, timings: dict[str, float]) -> dict[str, float]:
+    """The run's timings with its total wall time (the run ends with this update)."""
+    total = round((time.time() - state.get("started", time.time())) * 1000, 2)
+    return {**timings, "total": total}
+
+
 def _stopped(stop: Stop) -> dict[str, Any]:
     return {"stop_reason": stop.text, "stop_kind": stop.kind}
 
 
-def _to(route: Route, update: dict[str, Any]) -> Command[Literal["execute", "human", "analyze"]]:
+def _to(route: Route, update: dict[str, Any]) -> Next:
     """The route as a LangGraph command."""
     if isinstance(route, ToExecute):
         return Command(goto="execute", update=update)

@@ -1,10 +1,13 @@
 """One planning round: render the context, ask the planner model, validate its decision.
 
-Invalid output is re-asked once with the validation error; a second invalid answer makes
-the round fail with the reason (the caller records it and stops planning). A model call
-that raises (timeout or HTTP error after the client's own retries, a malformed response)
-fails the round the same way instead of aborting the run, so the analysis still reports
-what earlier rounds collected.
+Invalid output (no JSON, bad JSON, a decision the schema rejects) is re-asked exactly
+once, the validation error fed back as an escaped ``<validation_error>`` section like
+every other prompt datum; a second invalid answer makes the round fail with the reason
+(the caller records it and stops planning). A model call that raises (timeout or HTTP
+error after the client's own retries, a malformed response) is not re-asked: it fails the
+round at once with ``planner model unavailable: ...`` or ``planner model error: ...``
+(``llm.errors``), and the loop decides what that means for the run (failed when nothing
+was collected yet, otherwise an analysis of what was).
 """
 
 from __future__ import annotations
@@ -20,12 +23,15 @@ from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import ValidationError
 
 from deepagent.core.schema import PlannerDecision
-from deepagent.llm.errors import describe_model_error
+from deepagent.llm.errors import ModelFailure
 from deepagent.planning.context import PlannerContext
 from deepagent.planning.render import planner_messages
+from deepagent.prompts.sections import section
 from deepagent.tools.executor import validation_message
 
 _JSON_BLOCK = re.compile(r"\{.*\}", re.S)
+REASKS = 1
+"""How many times an invalid decision is asked for again before the round fails."""
 
 
 @dataclass(frozen=True)
@@ -74,12 +80,12 @@ async def plan_round(model: Planner, ctx: PlannerContext) -> PlanningResult:
     messages: list[BaseMessage] = planner_messages(ctx)
     raw = ""
     tokens_in = tokens_out = 0
-    for attempt in (1, 2):
+    for attempt in range(1, REASKS + 2):
         tokens_in += count_tokens_approximately(messages)
         try:
             reply = await model.ainvoke(messages)
-        except Exception as exc:  # the round fails with the reason; the run goes on
-            error = f"planner model call failed: {describe_model_error(exc)}"
+        except Exception as exc:  # the round fails with the reason; the loop decides the rest
+            error = ModelFailure.of("planner", exc).text
             return PlanningResult(None, error, attempt, raw, tokens_in, tokens_out)
         raw = str(reply.content)
         tokens_out += count_tokens_approximately([reply])
@@ -87,13 +93,16 @@ async def plan_round(model: Planner, ctx: PlannerContext) -> PlanningResult:
             return PlanningResult(parse_decision(raw), None, attempt, raw, tokens_in, tokens_out)
         except ValueError as exc:
             error = str(exc)
-            messages = [
-                *messages,
-                AIMessage(raw),
-                HumanMessage(
-                    f"Your decision is invalid: {error}. Reply again with one JSON object "
-                    "following the format in the instructions."
-                ),
-            ]
+            messages = [*messages, AIMessage(raw), reask_message(error)]
     error = f"invalid planner output after a retry: {error}"
-    return PlanningResult(None, error, 2, raw, tokens_in, tokens_out)
+    return PlanningResult(None, error, REASKS + 1, raw, tokens_in, tokens_out)
+
+
+def reask_message(error: str) -> HumanMessage:
+    """The re-ask after an invalid decision: the validation error as data, escaped like
+    every section of the prompt contract (it may quote the model's own text)."""
+    return HumanMessage(
+        "Your decision is invalid (the validation_error section below says why). Reply again "
+        "with one JSON object following the format in the instructions.\n"
+        + section("validation_error", error)
+    )

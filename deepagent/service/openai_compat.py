@@ -10,11 +10,16 @@ caller's key (same auth, limits and module scope as ``/v1/runs``), visible at
   ``analysis_delta`` as ``delta.content``, then one with ``finish_reason``), progress as
   SSE comment lines (``: progress ...``, which OpenAI clients skip), then
   ``data: [DONE]``. A failed or cancelled run ends with ``data: {"error": {...}}``
-  (OpenAI's in-stream error; the openai client raises ``APIError``). No ``id:`` lines:
+  (OpenAI's in-stream error; the openai client raises ``APIError``), the same body the
+  non-streaming answer has (``http_status`` in it for a model failure). No ``id:`` lines:
   after one, the openai client would read a comment block as an empty event.
-- Not streaming: a chat.completion with the whole report once the run has ended; a
-  failed run is a 500 and a cancelled one a 409, both with ``x-should-retry: false``
-  (a retry would start another run).
+- Not streaming: a chat.completion with the whole report once the run has ended; a run
+  that failed because a model role was unavailable (endpoint down, timeout, 429/503
+  after the client's retries) is a 503 and one whose model erred (a 5xx, a malformed
+  response, a decision still invalid after the re-ask) a 502, both with ``failure``
+  (``model_unavailable`` / ``model_error``) and ``role`` in the error; any other failed
+  run is a 500 and a cancelled one a 409. All carry ``x-should-retry: false`` (a retry
+  would start another run).
 - ``finish_reason``: ``stop``; ``length`` when a guard (``max_rounds`` etc.) stopped the
   planning and the report covers what was collected. A run that needs input answers
   with the clarifying question as content (``finish_reason: stop``); the extension says
@@ -51,7 +56,7 @@ from deepagent.core.vocab import Mode
 from deepagent.record import RunRecord
 from deepagent.service.auth import caller, service
 from deepagent.service.models import ID, RunCreate
-from deepagent.service.openai_errors import OpenAIRoute, error_body, error_response
+from deepagent.service.openai_errors import OpenAIRoute, error_body, error_response, run_error
 from deepagent.service.routes_runs import POLL_S, owned, start_run, stream
 from deepagent.service.state import ServiceState
 from deepagent.service.store import KeyRow, RunRow
@@ -65,6 +70,7 @@ MODELS: dict[str, Mode] = {
 }
 RUN_HEADER = "x-deepagent-run-id"
 NO_RETRY = {"x-should-retry": "false"}
+SETTLE_POLLS = 10  # how long a stream waits for another process to store a failed record
 router = APIRouter(prefix="/v1", tags=["openai"], route_class=OpenAIRoute)
 Caller = Annotated[KeyRow, Depends(caller)]
 State = Annotated[ServiceState, Depends(service)]
@@ -214,15 +220,15 @@ class Chunks:
             self.parts.append(text)
             return [self.chunk({"content": text})]
         if kind == "run_failed":
-            return [self._error(500, f"run {self.run_id} failed: {event.get('error')}")]
+            return [self._error("failed", event.get("error"), None)]
         if kind == "run_finished":
             return self._finish(event)
         return [progress(event)]
 
     def _finish(self, event: dict[str, Any]) -> list[dict[str, Any] | str]:
         status, stop_reason = str(event.get("status")), event.get("stop_reason")
-        if status not in ("completed", "needs_input"):
-            return [self._error(409, f"run {self.run_id} ended {status}: {stop_reason}")]
+        if status not in ("completed", "needs_input"):  # "error": the record's (chunks())
+            return [self._error(status, event.get("error"), stop_reason)]
         last = self.chunk({}, finish_reason(stop_reason))
         last["deepagent"] = extension(
             self.run_id,
@@ -239,9 +245,8 @@ class Chunks:
             out.append(tail)
         return out
 
-    def _error(self, status: int, message: str) -> dict[str, Any]:
-        code = "run_failed" if status == 500 else "run_cancelled"
-        return error_body(status, {"message": message, "code": code, "run_id": self.run_id})
+    def _error(self, status: str, error: str | None, stop_reason: str | None) -> dict[str, Any]:
+        return error_body(*run_error(self.run_id, status, error, stop_reason))
 
 
 PROGRESS_FIELDS = {
@@ -301,9 +306,9 @@ async def chat_completions(
     row = await settled(state, key, run_id)
     record = RunRecord.model_validate(row.record) if row.record else None
     if row.status not in ("completed", "needs_input") or record is None:
-        status = 500 if row.status == "failed" else 409
-        error = f"run {run_id} ended {row.status}: {record.error if record else None}"
-        detail = {"message": error, "code": f"run_{row.status}", "run_id": run_id}
+        ended = "failed" if record is None else row.status
+        error, stop_reason = (record.error, record.stop_reason) if record else (None, None)
+        status, detail = run_error(run_id, ended, error, stop_reason)
         return error_response(status, detail, headers | NO_RETRY)
     return JSONResponse(completion(body, row, record), headers=headers)
 
@@ -341,6 +346,8 @@ async def chunks(
     async with aclosing(events):
         async for sse in events:
             event = json.loads(str(sse.data))
+            if event.get("type") == "run_finished" and event.get("status") == "failed":
+                event["error"] = await final_error(state, out.run_id)
             for item in out.on_event(event):
                 if isinstance(item, str):
                     yield ServerSentEvent(comment=item)
@@ -349,6 +356,20 @@ async def chunks(
             if event.get("type") in ("run_finished", "run_failed"):
                 break
     yield ServerSentEvent(data="[DONE]")
+
+
+async def final_error(state: ServiceState, run_id: str) -> str | None:
+    """The failed run's stored error (its record is stored just after its last event),
+    which says whether a model was unavailable or erred."""
+    await state.manager.finished(run_id)
+    row = await state.store.get_run(run_id)
+    for _ in range(SETTLE_POLLS):  # driven by another process: its record comes soon
+        if row is None or row.status != "running":
+            break
+        await state.manager.wait(run_id, POLL_S)
+        row = await state.store.get_run(run_id)
+    error = (row.record or {}).get("error") if row else None
+    return str(error) if error else None
 
 
 def _json(payload: dict[str, Any]) -> str:

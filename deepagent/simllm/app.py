@@ -128,6 +128,8 @@ async def chat_completion(sim: SimState, request: Request) -> Response:
         return error(429, "Rate limit reached (simulated)", "rate_limit_error", None, **headers)
     if fault == "server_error":
         return error(500, "Internal server error (simulated)", "server_error")
+    if fault == "unavailable":
+        return error(503, "The server is overloaded or not ready yet (simulated)", "server_error")
     reply = await _reply(sim, req, fault)
     if isinstance(reply, Response):
         return reply

@@ -18,7 +18,8 @@ from deepagent.core.schema import Strict
 from deepagent.core.yamlfile import safe_load
 from deepagent.tools.executor import validation_message
 
-FaultKind = Literal["rate_limit", "server_error", "stall", "malformed", "invalid"]
+FaultKind = Literal["rate_limit", "server_error", "stall", "malformed", "invalid", "unavailable"]
+"""``unavailable`` (HTTP 503) comes last so that adding it left every seeded schedule as it was."""
 FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 DEFAULT = "*"
 

@@ -1,9 +1,10 @@
 """The deterministic fault schedule: which fault (if any) the n-th request of a model gets.
 
 Request n of model m draws ``u = sha256(seed, m, n)`` mapped to [0, 1) and walks the
-model's rates in a fixed kind order: ``u < rate_limit`` -> 429, then server_error, stall,
-malformed, invalid; otherwise no fault. Counters are per model, so the sequence a model
-sees depends only on the seed and its own request count, not on other models' traffic.
+model's rates in a fixed kind order: ``u < rate_limit`` -> 429, then server_error (500),
+stall, malformed, invalid, unavailable (503); otherwise no fault. Counters are per model,
+so the sequence a model sees depends only on the seed and its own request count, not on
+other models' traffic.
 Forced faults (``SimConfig.force``, or ``force()`` / ``POST /sim/force`` at run time) are
 used up first, in order; while the first matching one waits (``after``), requests follow
 the seeded schedule.

@@ -19,7 +19,7 @@ import re
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack
 
 from langgraph.config import get_stream_writer
 
@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from deepagent.deps import RunDeps
 
 CONCLUSION_PREVIEW = 1500
+RESULTS_MISSING = "subagent_results_missing"
+"""The head of a run's ``stop_reason`` when SubAgents brought back no result."""
+MISSING_REASON = 300
 
 
 def _emit(event: ev._Event) -> None:
@@ -153,6 +156,7 @@ class SubAgentDispatcher(ABC):
     ) -> None:
         """One SubAgentRecord and a ``subagent_finished`` event for a finished dispatch."""
         duration = round((time.time() - dispatched) * 1000, 2)
+        no_result = isinstance(outcome, SubAgentFailed)
         if isinstance(outcome, SubAgentFailed):
             status, conclusion, rounds, queued_ms = "failed", str(outcome), 0, 0.0
         else:
@@ -170,12 +174,30 @@ class SubAgentDispatcher(ABC):
                 conclusion=conclusion,
                 started_ms=round((dispatched - self.parent_started) * 1000, 2),
                 queued_ms=queued_ms,
+                no_result=no_result,
                 **where,
             )
         )
         _emit(
             ev.SubAgentFinished(action_id=action_id, status=status, duration_ms=duration, **where)
         )
+
+
+def missing_results(subagents: list[dict[str, Any]], stop_reason: str | None = None) -> str | None:
+    """The run's ``stop_reason`` when SubAgents brought back no record
+    (``SubAgentRecord.no_result``: lost, past the deadline, Redis or workers unavailable),
+    after the reason it already had; None when every SubAgent returned one. The run still
+    ends ``completed`` with what it has; this says its answer lacks their results."""
+    missing = [s for s in subagents if s.get("no_result")]
+    if not missing:
+        return None
+    reasons = "; ".join(f"{s['id']}: {str(s['conclusion'])[:MISSING_REASON]}" for s in missing[:3])
+    more = f"; {len(missing) - 3} more" if len(missing) > 3 else ""
+    note = (
+        f"{RESULTS_MISSING}: {len(missing)} of {len(subagents)} SubAgents returned no result"
+        f" ({reasons}{more})"
+    )
+    return f"{stop_reason}; {note}" if stop_reason else note
 
 
 class SubAgentBackend(Protocol):
