@@ -28,7 +28,7 @@ def sim_llm_command(
         typer.Option(
             "--fault",
             help="[MODEL/]KIND=RATE, KIND one of rate_limit, server_error, stall, malformed, "
-            "invalid; repeatable.",
+            "invalid, unavailable; repeatable.",
         ),
     ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
