@@ -4,6 +4,7 @@ after an interruption (Ctrl-C, a truncated last line), bad input before anything
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from redis import Redis
+from redis.exceptions import RedisError
 from rq import Queue, Worker
 from typer.testing import CliRunner
 
@@ -30,7 +32,7 @@ from deepagent.cli.app import build_app
 from deepagent.distributed.cluster import ROOT, RedisServer, worker_env
 from deepagent.distributed.connection import connect
 from deepagent.distributed.run_jobs import RUN_JOB_FUNC
-from tests.questions import LOOKUP
+from tests.questions import LOOKUP, SKINCARE
 
 QUESTIONS: list[dict[str, object]] = [
     {"id": "q1", "question": LOOKUP},
@@ -333,3 +335,52 @@ async def test_a_raising_job_is_retried_then_its_line_says_failed_with_the_reaso
     assert line.record.error is not None and "RuntimeError: boom" in line.record.error
     assert "after 2 attempts" in line.record.error
     assert line.record.question == LOOKUP and line.record.stop_reason == "job_failed"
+
+
+async def test_a_queued_batch_rides_out_a_redis_restart(
+    tmp_path: Path, sample_db: Path, loader: ContextLoader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis is SIGKILLed (its data lost) and back 2 s later while the batch's jobs run:
+    every line still completes (the guard and submissions retry, vanished jobs are
+    submitted again, the spawned workers' supervisors restart their worker processes)."""
+    redis = RedisServer.start(tmp_path)  # a private one: this test restarts it
+    try:
+        out = tmp_path / "out.jsonl"
+        batch = queued_batch(redis, sample_db, loader, out)
+        env = rq_env(redis, sample_db, loader, PYTHONPATH=str(ROOT))
+        env |= {"DEEPAGENT_BATCH_QUEUE": batch.settings.batch_queue,
+                "DEEPAGENT_OFFLINE_LATENCY_MS": '{"planner": 400}'}  # fmt: skip
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.chdir(ROOT)
+        batch.spawned = SpawnedWorkers([batch.settings.batch_queue], 2)
+        lines: list[BatchLine] = []
+        questions = [LOOKUP, "2025年11月女装连衣裙类目下销售额为多少？", SKINCARE]
+        items = [BatchItem(id=f"q{i}", question=q) for i, q in enumerate(questions)]
+        restart = asyncio.create_task(asyncio.to_thread(_restart_when_running, redis, batch))
+        try:
+            await asyncio.wait_for(batch.run(items, lines.append, lambda _: None), 120)
+            ended = time.monotonic()
+        finally:
+            batch.spawned.kill()
+            restarted = await restart
+    finally:
+        redis.stop()
+    assert restarted < ended  # Redis was restarted while the batch ran
+    assert sorted(line.id for line in lines) == ["q0", "q1", "q2"]
+    assert all(line.record.status == "completed" for line in lines), [
+        (line.id, line.record.error) for line in lines
+    ]
+
+
+def _restart_when_running(redis: RedisServer, batch: QueuedBatch) -> float:
+    """Restart Redis once a job of the batch has started (or after 20 s)."""
+    conn = Redis.from_url(redis.url)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with contextlib.suppress(RedisError):
+            if any(conn.scan_iter("rq:wip:*")) or conn.zcard(f"rq:wip:{batch.queue.name}"):
+                break
+        time.sleep(0.1)
+    redis.restart(2.0)
+    return time.monotonic()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from redis import Redis
 from redis.exceptions import RedisError
 from rq import Queue, Worker
-from rq.exceptions import NoSuchJobError
+from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job
 
 from deepagent.batch.items import BatchItem, failed_record
@@ -35,6 +35,7 @@ from deepagent.batch.workers import SpawnedWorkers, WorkerDied
 from deepagent.core.settings import Settings
 from deepagent.core.vocab import Mode
 from deepagent.distributed.protocol import JOB_FUNC, JobResult, job_payload
+from deepagent.distributed.retry import RedisUnreachable, retry_redis
 from deepagent.distributed.rq_runner import JobFailed, JobLimits, JobWatch, submit_job
 from deepagent.record import RunRecord
 from deepagent.tools.executor import validation_message
@@ -102,7 +103,7 @@ class QueuedBatch:
                 guard.cancel()
         except BaseExceptionGroup as group:
             error = _first(group)
-            if isinstance(error, RedisError):
+            if isinstance(error, RedisError | RedisUnreachable):
                 raise BatchAborted(f"Redis failed: {error}") from error
             raise error from None
 
@@ -115,13 +116,15 @@ class QueuedBatch:
     async def run_item(self, item: BatchItem) -> tuple[BatchLine, Job]:
         run_id, mode = item.run_id(self.key), item.mode or self.settings.mode
         started = time.monotonic()
-        submit = asyncio.ensure_future(asyncio.to_thread(self._submit, item, run_id, mode))
+        submit = asyncio.ensure_future(
+            retry_redis(lambda: self._submit(item, run_id, mode), deadline=_outage_deadline())
+        )
         try:
             job = await asyncio.shield(submit)  # interrupted or not, the enqueue completes
         except asyncio.CancelledError:
             await self._abandon(self._watch(await submit))
             raise
-        watch = self._watch(job)
+        watch = self._watch(job, lambda: self._submit(item, run_id, mode))
         try:
             outcome = await watch.wait()
         except JobFailed as exc:
@@ -139,8 +142,12 @@ class QueuedBatch:
             return _line(item, failed, None, outcome.attempts, started), job
         return _line(item, record, result.worker, outcome.attempts, started), job
 
-    def _watch(self, job: Job) -> JobWatch:
-        return JobWatch(self.queue, job, self.limits, deadline_from="start", poll_max_s=POLL_MAX_S)
+    def _watch(self, job: Job, resubmit: Callable[[], Job] | None = None) -> JobWatch:
+        """The job's watch; ``resubmit`` queues it again if Redis lost it (a restart)."""
+        return JobWatch(
+            self.queue, job, self.limits, deadline_from="start", poll_max_s=POLL_MAX_S,
+            resubmit=resubmit,
+        )  # fmt: skip
 
     async def _abandon(self, watch: JobWatch) -> None:
         """Interrupted: with workers of our own (about to stop), cancel the job if queued,
@@ -163,7 +170,9 @@ class QueuedBatch:
                     self.spawned.check()
                 except WorkerDied as exc:
                     raise BatchAborted(str(exc)) from None
-            count = await asyncio.to_thread(Worker.count, queue=self.queue)
+            count = await retry_redis(  # a Redis restart is ridden out, as SubAgents do
+                lambda: Worker.count(queue=self.queue), deadline=_outage_deadline()
+            )
             now = time.monotonic()
             idle_since = None if count else idle_since or now
             if idle_since is not None and now - idle_since >= NO_WORKER_GRACE_S:
@@ -171,6 +180,11 @@ class QueuedBatch:
                     f"no worker on queue {self.queue.name} for {NO_WORKER_GRACE_S:g} s"
                 )
             await asyncio.sleep(GUARD_EVERY_S)
+
+
+def _outage_deadline() -> float:
+    """Until when a Redis outage is waited out before the batch aborts (loop time)."""
+    return asyncio.get_running_loop().time() + NO_WORKER_GRACE_S
 
 
 def _line(
@@ -181,8 +195,10 @@ def _line(
 
 
 def _forget(job: Job) -> None:
-    """The line is written: the job (and its result) has nothing left to give."""
-    with contextlib.suppress(NoSuchJobError):
+    """The line is written: the job (and its result) has nothing left to give. Best
+    effort: a job Redis lost in a restart is gone already, and one left behind by an
+    outage here expires with its result TTL."""
+    with contextlib.suppress(NoSuchJobError, InvalidJobOperation, RedisError):
         job.delete()
 
 
