@@ -17,24 +17,13 @@ from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
 from deepagent.cli.app import build_app
-from deepagent.core.schema import SubAgentTask
 from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
 from deepagent.distributed.cluster import RedisServer, WorkerPool, free_port, worker_env
 from deepagent.distributed.connection import RedisUnavailable, connect
 from deepagent.distributed.rq_runner import RQRunner
-from deepagent.planning.offline.model import OfflinePlannerModel
-from deepagent.record import RunRecord
-
-QUESTION = (
-    "For the three fastest-growing womenswear categories, "
-    "dig into each one's price bands and best-selling products."
-)
-TASK = SubAgentTask(
-    description="Analyse this leaf category's price bands and its main band's top products.",
-    tools=["get_price_bands", "get_top_products"],
-)
-DRESSES = {"category": {"id": 504751648, "name": "Dresses"}}
+from tests.redis_outage import DRESSES, QUESTION, TASK, ask
+from tests.redis_outage import rq_deps as outage_deps
 
 
 def new_pool(
@@ -63,22 +52,9 @@ def pool3(
 
 
 def rq_deps(loader: ContextLoader, pool: WorkerPool, **overrides: object) -> RunDeps:
-    settings = loader.settings.model_copy(
-        update={
-            "redis_url": pool.url,
-            "subagent_queue": pool.queue,
-            "worker_heartbeat_s": 0.5,
-            "subagent_lost_after_s": 3.0,
-            "subagent_timeout_s": 90.0,
-            **overrides,
-        }
-    )
-    return RunDeps(settings, loader, OfflinePlannerModel(), None, redis=connect(pool.url))
-
-
-async def ask(agent: Agent, question: str = QUESTION) -> RunRecord:
-    events = [e async for e in agent.start(ContextRequest(question=question))]
-    return await agent.record(events[-1].run_id)
+    """The outage scenario's deps, with this file's lost-job window and deadline."""
+    limits: dict[str, object] = {"subagent_lost_after_s": 3.0, "subagent_timeout_s": 90.0}
+    return outage_deps(loader, pool, **(limits | overrides))
 
 
 def job_of(runner: RQRunner, action_id: str) -> Job:

@@ -35,7 +35,13 @@ def serve_command(
             connect(settings.redis_url).close()
         except RedisUnavailable as exc:
             bad_input(str(exc))
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    # h11 refuses a request head over this by closing the connection; above the app's own
+    # header cap, so that a head between the two gets a 431 with a reason
+    head_cap = max(131_072, 8 * settings.api_max_header_bytes)
+    uvicorn.run(
+        create_app(settings), host=host, port=port, log_level="info",
+        h11_max_incomplete_event_size=head_cap,
+    )  # fmt: skip
 
 
 @keys_app.command("create")

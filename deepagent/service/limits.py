@@ -90,7 +90,7 @@ class BodyLimit:
 
 async def _reject(send: Send, status: int, detail: str) -> None:
     body = json.dumps({"detail": detail}).encode()
-    headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+    headers = [(b"content-type", b"application/json")]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
