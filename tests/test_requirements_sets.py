@@ -24,6 +24,8 @@ BLIND3_SET = DEFAULT_SET.with_name("requirements_blind3.jsonl")
 BLIND4_SET = DEFAULT_SET.with_name("requirements_blind4.jsonl")
 BLIND5_SET = DEFAULT_SET.with_name("requirements_blind5.jsonl")
 BLIND6_SET = DEFAULT_SET.with_name("requirements_blind6.jsonl")
+BLIND7_SET = DEFAULT_SET.with_name("requirements_blind7.jsonl")
+BLIND8_SET = DEFAULT_SET.with_name("requirements_blind8.jsonl")
 MEASURES = set(
     "gmv units buyers sellers avg_price price new_product_share competition_index growth "
     "share rating review_count conversion search_volume uplift discount".split()
@@ -46,8 +48,21 @@ FIRST_MONTH, LAST_MONTH = "2024-01", "2025-12"
         BLIND4_SET,
         BLIND5_SET,
         BLIND6_SET,
+        BLIND7_SET,
+        BLIND8_SET,
     ],
-    ids=["reporting", "dev", "blind", "blind2", "blind3", "blind4", "blind5", "blind6"],
+    ids=[
+        "reporting",
+        "dev",
+        "blind",
+        "blind2",
+        "blind3",
+        "blind4",
+        "blind5",
+        "blind6",
+        "blind7",
+        "blind8",
+    ],
 )
 def committed(request: pytest.FixtureRequest) -> list[RequirementsCase]:
     return read_set(request.param)
@@ -104,13 +119,13 @@ def test_the_sets_are_disjoint_and_sized() -> None:
     reporting, dev = read_set(DEFAULT_SET), read_set(DEV_SET)
     blind, blind2 = read_set(BLIND_SET), read_set(BLIND2_SET)
     blind3, blind4, blind5 = read_set(BLIND3_SET), read_set(BLIND4_SET), read_set(BLIND5_SET)
-    blind6 = read_set(BLIND6_SET)
-    sets = (reporting, dev, blind, blind2, blind3, blind4, blind5, blind6)
+    blind6, blind7, blind8 = read_set(BLIND6_SET), read_set(BLIND7_SET), read_set(BLIND8_SET)
+    sets = (reporting, dev, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8)
     for i, one in enumerate(sets):
         for other in sets[i + 1 :]:
             assert not {c.question for c in one} & {c.question for c in other}
             assert not {c.id for c in one} & {c.id for c in other}
-    assert min(len(s) for s in (reporting, blind, blind2, blind3, blind4, blind5, blind6)) >= 90
+    assert min(len(s) for s in (reporting, blind, blind2, blind3, blind4, *sets[6:])) >= 90
     assert len(dev) >= 40
     for cases in sets:
         languages = Counter(c.language for c in cases)
