@@ -137,6 +137,25 @@ def test_a_superlative_before_a_singular_noun_asks_for_one(extractor: OfflineExt
     assert chosen(many) == [("top", None, None)]
 
 
+@pytest.mark.parametrize(
+    ("question", "k"),
+    [
+        ("What's the best-selling electric kettle?", 1),
+        ("Best-selling electric kettle under ¥300?", 1),
+        ("Best seller in electric kettle for Double 12 2024?", 1),
+        ("Best-selling electric kettle models under ¥300?", None),
+        ("Which electric kettles will be the best sellers next month?", None),
+    ],
+)
+def test_a_singular_selling_superlative_asks_for_one_whatever_its_noun(
+    extractor: OfflineExtractor, question: str, k: int | None
+) -> None:
+    """After "best-selling" any plain noun is what it ranks ("hair dryer", "serum"), not
+    only the names of rankable things; "best seller" is one, "best sellers" several."""
+    req = extract(extractor, question, (KETTLE, "electric kettle"))
+    assert [s[1] for s in chosen(req) if s[0] == "top"] == [k]
+
+
 def test_the_size_of_a_market_is_its_gmv(extractor: OfflineExtractor) -> None:
     assert measures(extract(extractor, "How big is the hand cream market?",
                             (HAND_CREAM, "hand cream"))) == {"gmv"}  # fmt: skip

@@ -156,7 +156,7 @@ def _ordering(
         return None  # "rank them …, least competitive first": the order, not a ranking
     ordering = rule == "top" and w.ORDERING.search(m.group(0))
     ascending = rule == "top" and w.ASCENDING.search(text if ordering else clause)
-    k = _clause_k(clause) or _singular_after(text, m.end())
+    k = _clause_k(clause) or _selling_k(text, m) or _singular_after(text, m.end())
     sel = Selection("bottom" if ascending else rule, k, m.group(0), m.start(), m.end())
     sells = w.SALES.search(text, max(lo, m.start() - 12), min(hi, m.end() + 12))
     target = target_of(spans, sel, whole=bool(ordering))
@@ -262,15 +262,33 @@ def _singular_which(clause: str) -> bool:
     return verb in _SINGULAR  # "which hand cream is …", "which of them are …"
 
 
-def _singular_after(text: str, end: int) -> int | None:
+def _selling_k(text: str, m: re.Match[str]) -> int | None:
+    """1 for a singular selling superlative: "the best seller" / "top seller" (the noun
+    itself; "best sellers" are several), "the best-selling hair dryer" (any plain noun
+    after the adjective: "best-selling serum under ¥300"); else None."""
+    selling = w.SELLERS.match(text, m.start())
+    if selling is None:
+        return None
+    word = selling.group(0).lower()
+    if word.endswith("seller"):
+        return 1
+    if word.endswith("sellers"):
+        return None
+    return _singular_after(text, selling.end(), any_noun=True)
+
+
+def _singular_after(text: str, end: int, *, any_noun: bool = False) -> int | None:
     """1 when an English superlative stands right before a singular noun of what it ranks
-    ("the best-selling dog treat brand"), else None."""
+    ("the best-selling dog treat brand"), else None. ``any_noun``: any plain noun counts,
+    not only the names of what can be ranked (after "best-selling")."""
     noun: str | None = None
     for word in re.findall(r"\S+", text[end : end + 40])[:5]:
         bare = word.strip("?,.!;:").lower()
         if not bare.isascii() or (not bare.isalpha() and "-" not in bare) or bare in _STOP:
             break
-        if any(p.fullmatch(bare) for _t, p in w.TARGETS):
+        if any_noun and bare in _AFTER_NOUN:
+            break
+        if any(p.fullmatch(bare) for _t, p in w.TARGETS) or any_noun:
             noun = bare  # the last noun of "leaf categories" decides
         elif noun is not None:
             break
@@ -288,6 +306,11 @@ def _plural(noun: str) -> bool:
 
 _STOP = {"of", "in", "by", "order", "for", "with", "the", "a", "an", "to", "and", "or", "on",
          "at", "from", "than", "is", "are", "was", "were"}  # fmt: skip
+_AFTER_NOUN = {"under", "over", "below", "above", "among", "during", "between", "within",
+               "this", "last", "per", "each", "across", "around", "like", "that", "which",
+               "right", "now", "so", "far", "overall", "ever", "here", "there", "these",
+               "those", "it", "them", "please", "pls", "vs", "versus"}  # fmt: skip
+"""Words after a selling superlative's noun that end the noun phrase."""
 _SINGULAR = {"is", "was", "has", "does", "sells", "grows", "gets", "makes"}
 _PLURAL = {"are", "were", "have", "do", "sell", "grow", "get", "make"}
 
