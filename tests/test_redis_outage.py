@@ -394,3 +394,28 @@ def _sigterm_once_started(started: Path) -> None:
             os.kill(os.getpid(), signal.SIGTERM)
             return
         time.sleep(0.01)
+
+
+def test_a_census_with_live_workers_serves_a_fan_out_and_one_with_none_is_not_reused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fan-out dispatches dozens of SubAgents at once: one census (several Redis calls)
+    serves them; a census that found no worker is taken again by the next dispatch."""
+    from deepagent.distributed import liveness
+
+    answers = [liveness.WorkerCensus("q", ["w0"], 0)]
+    calls: list[str] = []
+
+    def count(queue: Queue) -> liveness.WorkerCensus:
+        calls.append(queue.name)
+        return answers[0]
+
+    monkeypatch.setattr(liveness, "live_workers", count)
+    monkeypatch.setattr(liveness, "_recent", {})
+    queue = Queue(f"q{uuid.uuid4().hex[:6]}", connection=Redis(port=1))  # never connects
+    assert [bool(liveness.serving(queue)) for _ in range(5)] == [True] * 5
+    assert len(calls) == 1
+    monkeypatch.setattr(liveness, "_recent", {})
+    answers[0] = liveness.WorkerCensus("q", [], 0)
+    assert [bool(liveness.serving(queue)) for _ in range(3)] == [False] * 3
+    assert len(calls) == 4

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -64,6 +65,28 @@ def live_workers(queue: Queue, *, stale_after_s: float = STALE_AFTER_S) -> Worke
         elif _fresh(worker.last_heartbeat, now, stale_after_s):
             alive.append(worker.name)
     return WorkerCensus(queue.name, sorted(alive), stale)
+
+
+CENSUS_REUSE_S = 2.0
+"""How long a census that found live workers is reused by dispatches (a fan-out submits
+dozens of SubAgents at once: one census serves them all). A census that found none is
+never reused: the next dispatch counts again."""
+_recent: dict[tuple[str, str], tuple[float, WorkerCensus]] = {}
+
+
+def serving(queue: Queue) -> WorkerCensus:
+    """``live_workers`` for a dispatch: a census with live workers taken on this queue in
+    the last ``CENSUS_REUSE_S`` is reused (blocking: call it in a thread)."""
+    key = (repr(queue.connection.connection_pool), queue.name)
+    taken = _recent.get(key)
+    if taken is not None and time.monotonic() - taken[0] <= CENSUS_REUSE_S:
+        return taken[1]
+    census = live_workers(queue)
+    if census:
+        _recent[key] = (time.monotonic(), census)
+    else:
+        _recent.pop(key, None)
+    return census
 
 
 def _fresh(beat: datetime | None, now: datetime, stale_after_s: float) -> bool:

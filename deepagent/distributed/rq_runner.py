@@ -27,7 +27,7 @@ from rq.job import Job, JobStatus
 
 from context_loader.models import ContextRequest
 from deepagent.core.schema import JSON
-from deepagent.distributed.liveness import live_workers
+from deepagent.distributed.liveness import serving
 from deepagent.distributed.protocol import JOB_FUNC, JobResult, job_payload
 from deepagent.distributed.retry import RedisUnreachable, retry_redis, unreachable_within
 from deepagent.distributed.watch import (
@@ -124,7 +124,7 @@ class RQRunner(SubAgentDispatcher):
 
         def dispatch() -> Job:
             if self.without_workers != "wait" and not unreachable_within(grace_s):
-                census = live_workers(self.queue)
+                census = serving(self.queue)  # one census for a fan-out's dispatches
                 if not census and not _finished(self.queue, run_id):
                     raise NoLiveWorker(census.describe(), attempts=0)
             return self._submit(run_id, payload)
