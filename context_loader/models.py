@@ -63,9 +63,16 @@ class ContextRequest(Strict):
 
     @classmethod
     def asked(
-        cls, asker: Asker, *, source: str, now: date | None, modules: list[str] | None = None
+        cls,
+        asker: Asker,
+        *,
+        source: str,
+        now: date | None,
+        modules: list[str] | None = None,
+        merchants: list[str] | None = None,
     ) -> ContextRequest:
-        """The request for a question as a caller sent it (an API body, a batch line)."""
+        """The request for a question as a caller sent it (an API body, a batch line),
+        within a module scope and a merchant binding (None: no limit)."""
         return cls(
             question=asker.question,
             user_id=asker.user_id,
@@ -74,6 +81,7 @@ class ContextRequest(Strict):
             source=source,
             now=now,
             modules=modules,
+            merchants=merchants,
         )
 
 

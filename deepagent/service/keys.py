@@ -59,8 +59,3 @@ def allows(key: KeyRow, modules: list[str]) -> list[str]:
 def scope(key: KeyRow) -> list[str] | None:
     """The business modules the context loader may select for this key (None: all)."""
     return None if ALL_MODULES in key.modules else list(key.modules)
-
-
-def may_read_merchant(key: KeyRow, merchant_id: str) -> bool:
-    scope = key.merchant_scope()
-    return scope is None or merchant_id.strip().upper() in scope

@@ -15,7 +15,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from context_loader.models import ContextRequest
 from deepagent.service.auth import admit, caller, service
-from deepagent.service.keys import allows, may_read_merchant, scope
+from deepagent.service.keys import allows, scope
 from deepagent.service.models import (
     ID,
     MemoryView,
@@ -28,6 +28,7 @@ from deepagent.service.models import (
 from deepagent.service.state import ServiceState
 from deepagent.service.store import IdempotencyConflict, KeyRow, NewRun, RunRow
 from deepagent.tools.registry import ALWAYS_LOADED
+from deepagent.tools.spec import may_read_merchant
 
 router = APIRouter(prefix="/v1")
 Caller = Annotated[KeyRow, Depends(caller)]
@@ -46,11 +47,13 @@ def context_request(state: ServiceState, key: KeyRow, body: RunCreate) -> Contex
         denied = allows(key, wanted)
         if denied:
             raise HTTPException(403, f"key {key.name!r} may not use: {', '.join(denied)}")
-    if body.merchant_id is not None and not may_read_merchant(key, body.merchant_id):
+    merchants = key.merchant_scope()
+    if body.merchant_id is not None and not may_read_merchant(merchants, body.merchant_id):
         raise HTTPException(403, f"key {key.name!r} is not bound to merchant {body.merchant_id!r}")
     modules = wanted if wanted is not None else scope(key)
-    request = ContextRequest.asked(body, source="api", now=body.options.now, modules=modules)
-    return request.model_copy(update={"merchants": key.merchant_scope()})
+    return ContextRequest.asked(
+        body, source="api", now=body.options.now, modules=modules, merchants=merchants
+    )
 
 
 async def start_run(

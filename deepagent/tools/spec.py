@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cached_property
@@ -29,7 +29,13 @@ class ToolContext:
     case); None: every one (CLI, batch, a key bound to '*')."""
 
     def may_read(self, merchant_id: str) -> bool:
-        return self.merchants is None or merchant_id.strip().upper() in self.merchants
+        return may_read_merchant(self.merchants, merchant_id)
+
+
+def may_read_merchant(scope: Collection[str] | None, merchant_id: str) -> bool:
+    """Whether a merchant binding (upper-case ids; None: every merchant) covers
+    ``merchant_id`` (ids compare case-blind, as the tools read them)."""
+    return scope is None or merchant_id.strip().upper() in scope
 
 
 ToolFn = Callable[[Any, ToolContext], Awaitable[ToolResult]]
