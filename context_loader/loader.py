@@ -109,7 +109,9 @@ class ContextLoader:
             ExtractionInput(question=request.question, params=params, page=request.page)
         )
         if request.conversation:
-            requirements = inherit(requirements, await self._previous_turn(request))
+            requirements = inherit(
+                requirements, await self._previous_turn(request), request.question
+            )
         timings["requirements"] = _ms(t)
         timings["total"] = _ms(started)
         return LoadedContext(

@@ -5,6 +5,8 @@ last turn's words). A follow-up that names only a new measure re-ranks by it."""
 
 from __future__ import annotations
 
+import re
+
 from deepagent.requirements.model import (
     MeasureReq,
     Requirement,
@@ -17,7 +19,15 @@ INHERITED: tuple[RequirementKind, ...] = ("subject", "period", "measure", "selec
 _PREFIX = {"subject": "s", "period": "p", "measure": "m", "selection": "k", "aspect": "a"}
 
 
-def inherit(current: Requirements, previous: Requirements) -> Requirements:
+BAND_BACK = re.compile(
+    r"(?:这个|那个|该|此|这一|那一|同一个?)(?:价格带|价位段|价格段|价格区间|价位|区间|档)"
+    r"|\b(?:this|that|the same)\s+(?:price\s+)?(?:band|range|tier|bracket)\b",
+    re.I,
+)
+"""Words that point back at a price band named in the last turn ("这个价格带里", "in that band")."""
+
+
+def inherit(current: Requirements, previous: Requirements, question: str = "") -> Requirements:
     kinds = {r.kind for r in current.items}
     if "selection" in kinds or "aspect" in kinds:
         kinds |= {"selection", "aspect"}  # it asks for something else of the same things
@@ -27,8 +37,25 @@ def inherit(current: Requirements, previous: Requirements) -> Requirements:
             continue
         for n, item in enumerate(previous.of_kind(kind), 1):
             taken.append(_renamed(item, f"{_PREFIX[kind]}{n}", current))
+    taken += _band_pointed_at(current, previous, question)
     items = [_ranked_as_before(r, previous) for r in current.items]
     return current.model_copy(update={"items": [*taken, *items]})
+
+
+def _band_pointed_at(
+    current: Requirements, previous: Requirements, question: str
+) -> list[Requirement]:
+    """ "这个价格带里评分最高的三款" after "面霜主力价格带是哪个": the band is still the main
+    one."""
+
+    def main_bands(reqs: Requirements) -> list[SelectionReq]:
+        return [s for s in reqs.items if isinstance(s, SelectionReq) and s.rule == "main_band"]
+
+    bands = main_bands(previous)
+    if not bands or main_bands(current) or not BAND_BACK.search(question):
+        return []
+    n = len(current.of_kind("selection")) + 1
+    return [bands[0].model_copy(update={"id": f"k{n}"})]
 
 
 def _ranked_as_before(item: Requirement, previous: Requirements) -> Requirement:

@@ -13,7 +13,8 @@ import itertools
 import re
 
 from context_loader.requirements.selection import Selection, find_selections, target_of
-from context_loader.requirements.selection_words import SALES
+from context_loader.requirements.selection_words import COUNTED as _COUNTED
+from context_loader.requirements.selection_words import ORDERED, SALES, count_measure
 from context_loader.requirements.spans import Spans
 from deepagent.requirements.model import SelectionReq
 from deepagent.requirements.vocabulary import Term
@@ -21,6 +22,8 @@ from deepagent.requirements.vocabulary import Term
 Found = tuple[str, Term, str, int]
 """One vocabulary item: (requirement id, term, the words, position)."""
 
+_COUNT_NOUN_BEFORE = "|".join(p for m, p in _COUNTED.items() if m != "units")
+"""件 / 单 before a number are not what it counts ("每单满300")."""
 PERCENT_MEASURES = ("share", "new_product_share", "growth", "conversion", "discount")
 """Measures a threshold in per cent can bound."""
 
@@ -80,14 +83,30 @@ def _request(
 
 def _absorbed(found: list[SelectionReq]) -> list[SelectionReq]:
     """A ranking that says neither how many nor by what, beside one of the same direction
-    that says more, is that one ("谁是头部？成交额前三的牌子")."""
+    that says more, is that one ("谁是头部？成交额前三的牌子"); so is one without a count
+    beside one with a count by the same measure, unless it is an ordering written before
+    it ("销量最低的10个，按销量升序排列" is one request; "sort them from least to most
+    competitive; for the least competitive one…" two)."""
     out = []
-    for a in found:
+    for n, a in enumerate(found):
         vague = a.rule in ("top", "bottom") and a.measure is None
         if vague and any(_says_more(b, a) for b in found if b is not a):
             continue
+        if _counted_elsewhere(a, found, n):
+            continue
         out.append(a)
     return [s.model_copy(update={"id": f"k{n}"}) for n, s in enumerate(out, 1)]
+
+
+def _counted_elsewhere(a: SelectionReq, found: list[SelectionReq], at: int) -> bool:
+    if a.rule not in ("top", "bottom") or a.k is not None or a.measure is None:
+        return False
+    ordering = bool(ORDERED.search(a.text))
+    return any(
+        b.rule == a.rule and b.measure == a.measure and b.k is not None and (m < at or not ordering)
+        for m, b in enumerate(found)
+        if b is not a
+    )
 
 
 def _says_more(b: SelectionReq, a: SelectionReq) -> bool:
@@ -113,9 +132,14 @@ def _threshold_measure(
     if before:
         _gap, pos, name = min(before)
         return name, pos
-    if sel.measure_hint:
-        return sel.measure_hint, None
-    after = [(pos - sel.end, pos, t.name) for _r, t, _x, pos in measures if 0 <= pos - sel.end <= 2]
+    noun = _NOUN_BEFORE.search(spans.text[: sel.start])
+    if noun:  # "评论破千", "a share above 20%", "reviews over 1,000"
+        return count_measure(noun.group(1)) or "share", None
+    after = [(pos - sel.end, pos, t.name) for _r, t, _x, pos in measures
+             if _MEASURE_GAP.fullmatch(spans.text[sel.end : pos])]  # fmt: skip
+    named_in = [a for a in after if _IN_MEASURE.fullmatch(spans.text[sel.end : a[1]])]
+    if sel.measure_hint and not (named_in and sel.measure_hint == "price"):
+        return sel.measure_hint, None  # but "more than ¥10 million in GMV" bounds GMV
     if after:
         _gap, pos, name = min(after)
         return name, pos
@@ -134,6 +158,13 @@ def _parallel(spans: Spans, sel: Selection) -> bool:
     return bool(_WHICH_CLAUSE.match(spans.text[lo:]))
 
 
+_MEASURE_GAP = re.compile(r"\s{0,2}|\s*(?:in|of|的)\s*", re.I)
+"""What may stand between a threshold and the measure written after it."""
+_IN_MEASURE = re.compile(r"\s*(?:in|of)\s+", re.I)
+_NOUN_BEFORE = re.compile(
+    rf"((?:{_COUNT_NOUN_BEFORE})|\bshares?)\s*(?:数|量)?\s*(?:was|is|are|were|of|之)?\s*$", re.I
+)
+"""A count noun (or "share") written right before a threshold: "评论过千", "a share above 20%"."""
 _WHICH_CLAUSE = re.compile(r"^\W*(?:and\s+|以及|还有)?\s*(?:which|哪个|哪一个|哪款|最)", re.I)
 _RANK_BY = re.compile(
     r"(?:按照?|以|\bby|\bin terms of|\branked by|\bsorted by|\border of)\s*$", re.I | re.A
@@ -152,9 +183,12 @@ def _ranking_measure(spans: Spans, sel: Selection, measures: list[Found]) -> str
     if sel.measure_hint:
         finer = [name for _pos, name, _t in inside if name.endswith("_" + sel.measure_hint)]
         return finer[0] if finer else sel.measure_hint
-    ranked_by = [name for pos, name, _t in inside if _RANK_BY.search(spans.text[clause[0] : pos])]
-    if ranked_by:  # "the three largest brands by GMV", "按销量排前5"
-        return ranked_by[0]
+    ranked_by = [
+        (pos, name, text) for pos, name, text in inside
+        if _RANK_BY.search(spans.text[clause[0] : pos])
+    ]  # fmt: skip
+    if ranked_by:  # "the three largest brands by GMV", "按销量排前5", "by GMV growth"
+        return _head([m for m in inside if m[0] >= ranked_by[0][0]]) or ranked_by[0][1]
     ranked = [t.name for _r, t, _x, pos in measures if _RANK_BY.search(spans.text[:pos])]
     if inside and not _selling(spans, sel):  # best-selling names no measure of its own
         return _head(inside) or min((abs(pos - sel.start), name) for pos, name, _t in inside)[1]

@@ -50,7 +50,7 @@ def find_selections(spans: Spans, comparison: bool) -> list[Selection]:
 
     def free(m: re.Match[str]) -> bool:
         inside_band = any(m.start() < b and m.end() > a for a, b in band)
-        return not inside_band and not _clause_taken(found, spans, m.start())
+        return not inside_band and not _clause_taken(found, spans, m.start(), m.end())
 
     for m in w.PAIR.finditer(text):  # "前三和后三", "top 5 and bottom 5"
         top, bottom = (cn_number(g) for g in [g for g in m.groups() if g][:2])
@@ -156,7 +156,13 @@ def _ordering(
         return None  # "rank them …, least competitive first": the order, not a ranking
     ordering = rule == "top" and w.ORDERING.search(m.group(0))
     ascending = rule == "top" and w.ASCENDING.search(text if ordering else clause)
-    k = _clause_k(clause) or _selling_k(text, m) or _singular_after(text, m.end())
+    k = (
+        (2 if w.SECOND.match(text, m.start()) else None)
+        or _clause_k(clause)
+        or _selling_k(text, m)
+        or _singular_after(text, m.end())
+        or _zh_singular(text, m)
+    )
     sel = Selection("bottom" if ascending else rule, k, m.group(0), m.start(), m.end())
     sells = w.SALES.search(text, max(lo, m.start() - 12), min(hi, m.end() + 12))
     target = target_of(spans, sel, whole=bool(ordering))
@@ -198,9 +204,10 @@ def _thresholds(text: str) -> list[Selection]:
             continue  # "2026 +": a year
         value = _number(m.group(1)) * w.SCALE.get(unit, 1.0)
         out.append(_bound(text, m, value, unit in w.CURRENCY, unit, m.group(3)))
-    for m in w.ROUND.finditer(text):  # "月销过万": over ten thousand
-        value = w.ROUND_TIMES.get(m.group(1) or "", 1.0) * w.SCALE[m.group(2)]
-        out.append(_bound(text, m, value, False, m.group(2)))
+    for m in w.ROUND.finditer(text):  # "月销过万": over ten thousand, "评论过千"
+        times, unit = next((m.group(i), m.group(i + 1)) for i in (1, 3, 5) if m.group(i + 1))
+        value = w.ROUND_TIMES.get(times or "", 1.0) * w.SCALE[unit]
+        out.append(_bound(text, m, value, False, unit))
     for m in w.RANGE.finditer(text):
         if all(re.fullmatch(r"(?:19|20)\d\d", g) for g in (m.group(2), m.group(4))):
             continue  # "between 2024 and 2025" is a period
@@ -260,6 +267,14 @@ def _singular_which(clause: str) -> bool:
         return not _plural(nouns[-1])
     verb = next((x for x in words if x in _SINGULAR or x in _PLURAL), None)
     return verb in _SINGULAR  # "which hand cream is …", "which of them are …"
+
+
+def _zh_singular(text: str, m: re.Match[str]) -> int | None:
+    """1 for a Chinese superlative before a noun of what it ranks when nothing in the
+    question says several ("卖得最好的型号", "增速最快的品牌"; not "…的品牌有哪些")."""
+    if w.ZH_RANKED_NOUN.match(text, m.end()) and not w.ZH_PLURAL.search(text):
+        return 1
+    return None
 
 
 def _selling_k(text: str, m: re.Match[str]) -> int | None:
@@ -328,16 +343,25 @@ def merge_counts(found: list[Selection], spans: Spans) -> list[Selection]:
     out = list(found)
     for b in bare:
         same = [o for o in open_ if o.rule == b.rule and o in out]
-        match = next(iter(same or [o for o in open_ if o in out]), None)
+        other = [o for o in open_ if o in out] if b.plain else []  # "垫底的两个" stays bottom
+        match = next(iter(same or other), None)
         if match is not None and b in out:
             out[out.index(match)] = Selection(match.rule, b.k, match.text, match.start, match.end)
             out.remove(b)
     return out
 
 
-def _clause_taken(found: list[Selection], spans: Spans, pos: int) -> bool:
+def _clause_taken(found: list[Selection], spans: Spans, pos: int, end: int) -> bool:
+    """A ranking of the clause is there already, unless this one is joined to it ("最便宜的
+    三款和最贵的三款", "最高的三个和最低的两个") or overlaps it."""
     clause = spans.clause_of(pos)
-    return any(spans.clause_of(s.start) == clause and s.rule in ("top", "bottom") for s in found)
+    for s in found:
+        if spans.clause_of(s.start) != clause or s.rule not in ("top", "bottom"):
+            continue
+        between = spans.text[s.end : pos]
+        if not (s.end <= pos and len(between) <= 6 and w.PAIRED.search(between)):
+            return True
+    return False
 
 
 def target_of(spans: Spans, sel: Selection, whole: bool = True) -> str | None:

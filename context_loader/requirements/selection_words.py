@@ -10,11 +10,14 @@ I = re.I | re.A  # noqa: E741 - ASCII word boundaries: CJK characters are not wo
 CN_NUM = "一二两三四五六七八九十"
 NUM = rf"(\d+|[{CN_NUM}]+)"
 # a count: not a date, not 双11, not the 一 of 一般
-COUNT = rf"(?<![\d年.双])(\d+|[{CN_NUM}]+)(?![\d月年日号%.般样些直定起下点级线块元]|\s*个?月)"
+COUNT = (
+    rf"(?<![\d年.双])(\d+|[{CN_NUM}]+)"
+    r"(?![\d月年日号%.般样些直定起下点级线块元天周句字段行]|\s*个?(?:月|星期|礼拜))"
+)
 EN_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "fifteen": 15, "twenty": 20,
-    "a dozen": 12, "dozen": 12,
+    "half a dozen": 6, "a dozen": 12, "dozen": 12,
 }  # fmt: skip
 EN_COUNT = r"((?!(?:19|20)\d\d\b)\d+(?![.,]\d)|" + "|".join(EN_WORDS) + r")"  # a count, not a year
 HIGH_ZH = (
@@ -24,7 +27,7 @@ HIGH_ZH = (
 LOW_ZH = (
     "最低|最少|最小|最慢|最便宜|最弱|最差|最冷门|最冷|最不卷|垫底|最好进|最容易进|最好做|最容易做"
     "|竞争最小|最不受欢迎|最不火|卖得最差|下滑最|下滑得最|降得最|掉得最|萎缩最|缩水最|跌得最|降幅最大|下降最多|跌幅最大|跌最多"
-    "|卖不动|不好卖|最不能卖|尾部|落后|排在最后|最后面|末位"
+    "|卖不动|不好卖|最不能卖|尾部|落后|排在最后|最后面|末位|拉胯|排名靠后|排在后面|靠后"
 )  # checked before the high words: 降幅最大 is a bottom, 最好进 the least competition
 _ZH_LOW_CHARS = "低少小慢弱差冷短轻薄窄次难"
 GENERIC_LOW_ZH = rf"最(?:[{_ZH_LOW_CHARS}]|不[\u4e00-\u9fff])"
@@ -40,7 +43,7 @@ _NOT_EST = (
     "interest|test|request|suggest|honest|latest|earliest|harvest|invest|protest|contest"
     "|manifest|digest|chest|nest|pest|quest|vest|(?:south|north|mid)?west|rest|modest|forest"
     "|guest|priest|arrest|attest|conquest|inquest|unrest|lest|jest|zest|crest|behest|newest"
-    "|oldest|fastest-growing"
+    "|oldest|fastest-growing|shallowest|mildest"
 )
 GENERIC_HIGH_EN = rf"(?!(?:{_NOT_EST})\b)[a-z]{{2,}}est"
 """Any English -est adjective is a superlative (busiest, healthiest); never latest, newest
@@ -49,7 +52,7 @@ HIGH_EN = (
     r"highest|most|largest|biggest|fastest|best|strongest|hottest|top-selling|best-selling"
     r"|fastest-growing|most popular|priciest|most expensive|deepest|leaders|leading|led"
     r"|leads?(?!\s+(?:to|shoppers|buyers|customers|people|them)\b)"
-    r"|best performers|top performers|topped|runners-up|argmax|outperforming|top selling"
+    r"|best performers|top performers|topped|runners-up|runner-up|argmax|outperforming|top selling"
     r"|most sell|highest first|high to low|from most"
     r"|top(?=\s+(?!level\b|tier\b)(?:[a-z-]+\s+)?(?:brands?|products?|sellers?|categories|keywords?"
     r"|items?|skus?|leaves|campaigns?|search terms?|queries)\b)"
@@ -63,7 +66,8 @@ LOW_EN = (
     r"|least popular|steepest(?:\s+[\w-]+){0,3}\s+(?:decline|drop|fall)|laggards"
     r"|worst performers|at the bottom|bottom of|last place|argmin|most bad|lagging|weakest"
     r"|bottom quartile|in the tail|searched least|tail end|poorest|thinnest|shortest"
-    r"|lightest|narrowest|quietest|slimmest|lowest-rated|worst-rated|worst-selling"
+    r"|lightest|narrowest|quietest|slimmest|lowest-rated|worst-rated|worst-selling|shallowest|mildest"
+    r"|near the bottom|worst[- ]sellers?"
 )
 IMPLIED = {"cheapest": "price", "priciest": "price", "most expensive": "price", "最便宜": "price",
            "最贵": "price"}  # fmt: skip
@@ -72,7 +76,9 @@ NOT_WANTED = re.compile(r"(?:无需|不需要|不用|不要|没必要|\bno need 
 LOW = re.compile(rf"{LOW_ZH}|\b(?:{LOW_EN})\b", I)
 ASCENDING = re.compile(
     r"从低到高|由低到高|从小到大|由小到大|从便宜到贵|由便宜到贵|从少到多|升序"
-    r"|\bascending\b|\bfrom low to high\b"
+    r"|\bascending\b|\b(?:from )?low to high\b|\b(?:from )?cheap(?:est)? to (?:most )?expensive\b"
+    r"|\b(?:from )?(?:the )?(?:lowest|least|smallest|fewest|cheapest|worst)[\s-]+to[\s-]+(?:the )?"
+    r"(?:highest|most|largest|biggest|best)\b|\bworst first\b"
     r"|\b(?:lowest|least|smallest|fewest|cheapest|weakest|worst)(?:[\s-]+[a-z]+)?\s+first\b",
     I,
 )
@@ -84,6 +90,7 @@ K_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("top", re.compile(rf"{COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{HIGH_ZH})")),
     ("bottom", re.compile(rf"{COUNT}\s*个?[^，,。？?；;]{{0,12}}?(?:{LOW_ZH})")),
     ("bottom", re.compile(rf"(?:\bbottom|倒数第?|末尾|(?<=[和与、])\s*后)[\s-]*{NUM}", I)),
+    ("bottom", re.compile(rf"(?:(?<![之以最])后|排名后|排在后)\s*{COUNT}\s*(?:名|位)")),
     ("bottom", re.compile(rf"\bbottom[\s-]*{EN_COUNT}\b", I)),
     ("top", re.compile(
         rf"\b(?:which|what|the)\s+{EN_COUNT}\s+(?:[\w-]+\s+){{0,3}}?"
@@ -93,6 +100,8 @@ PLAIN_COUNTS = [
     re.compile(rf"(?:\btop|排名前|前)[\s-]*{NUM}", I),
     re.compile(rf"\btop[\s-]*{EN_COUNT}\b", I),
     re.compile(rf"头部\s*{COUNT}|(?<![{CN_NUM}\d])(十|五|三|二十|百)大(?!小)"),
+    re.compile(rf"(?:列|给我列|给我|来|挑|选|找)\s*{COUNT}\s*(?:个|款|家|名|条|种)(?!月)"),
+    re.compile(rf"\b(?:first|only|just)\s+{EN_COUNT}\b(?!\s*(?:months?|years?|days?|weeks?))", I),
     re.compile(
         rf"\b(?:give(?: me)?|show me|list|pick|name)\s+(?:the\s+)?{EN_COUNT}\b"
         r"(?!\s*(?:months?|years?))"
@@ -104,12 +113,13 @@ PLAIN_COUNTS = [
 the clause's superlative does (down by default)."""
 ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("top", re.compile(
-        rf"{HIGH_ZH}|爆款|爆品|大单品|热销|卖得好的|好卖的|\b(?:{HIGH_EN})\b"
+        rf"{HIGH_ZH}|爆款|爆品|大单品|热销|卖得好的|好卖的|亚军|第二名|\b(?:{HIGH_EN})\b"
         r"|\b(?:best|biggest|top)[- ]?sellers?\b", I)),
     ("bottom", LOW),
     # an ordering without a superlative: "按竞争强度从低到高排一下", "rank them by buyers"
     ("top", re.compile(
-        r"排(?:一下|个序|序|名|列|下)|来排|排的话|\brank(?:ed|ing)?\b|\bsort(?:ed)?\b"
+        r"排(?:一下|个序|序|名|列|下)|来排|排的话|排(?=\s*(?:[。？?！!，,；;]|$))|\brank(?:ed|ing)?\b"
+        r"|\bsort(?:ed)?\b|\border(?:ed)? by\b|\barrange(?:d)?\b"
         r"|\bdescending\b|\bin (?:the )?order of\b", I)),
 ]  # fmt: skip
 SALES = re.compile(
@@ -121,7 +131,9 @@ SALES = re.compile(
 """Superlatives of selling: they rank products even where the question names none."""
 ORDERING = re.compile(r"排|rank|sort", re.I)
 FIRST = re.compile(
-    r"(?<!季)第一(?!季|次|个月|周|天|批|步)|冠军|销冠|\bnumber one\b|\bno\.\s*1\b|#1\b"
+    r"(?<!季)第一(?!季|次|个月|周|天|批|步|要务|优先)|冠军|销冠"
+    r"|(?<!\bour )(?<!\bmy )(?:\bnumber one\b|\bno\.\s*1\b|#1\b)"
+    r"(?!\s+(?:priority|concern|goal|question|problem|issue|reason|thing|rule|tip|brand|focus|fan))"
     r"|\branks? first\b|\bfirst place\b",
     I,
 )
@@ -142,19 +154,31 @@ ONE = re.compile(
     r"|\bthe\s+(?:[a-z]+est|most\s+[a-z]+)(?:[\s-]+[a-z]+ing)?\s+one\b"
     r"|\bwhich one\b|\bwhich is the\b|\bwhich of\b|\bsingle\b|\bonly one\b|\bjust one\b"
     r"|只要一个|一个就行|那一个|那一款|\bargmax\b|\bargmin\b|是谁|"
+    r"\bwho (?:sold|sells|has|had|is|was|leads|led|grew|got|made|earned|took)\b|"
     r"\b(?:is|was) the (?:\w+est|most|least|best|worst)\b",
     I,
 )
 WHICH = re.compile(r"\bwhich\b", I)
+SECOND = re.compile(r"\brunner-up\b|\bsecond[- ]place\b|亚军|第二名", I)
+"""The one right after the leader: a top 2."""
+ZH_RANKED_NOUN = re.compile(
+    r"[\u4e00-\u9fff]{0,2}?的(?:那)?(?:型号|款|单品|商品|产品|品牌|牌子|类目|子类目|叶子类目|细分类目"
+    r"|宝贝|关键词|搜索词|词|店|店铺|卖家|商家|价格带|价位段|活动)"
+)
+ZH_PLURAL = re.compile(
+    r"哪些|几个|几款|几家|几类|那些|这些|有哪|都有|前几|们|[\d一二两三四五六七八九十]+\s*[个款家类名]"
+)
+"""A noun of ranked things right after a Chinese superlative, and the words that make it several."""
 WH_ANY = re.compile(r"\b(?:which|what|who|whose)\b|哪|谁", I)
 THOSE = re.compile(r"那几个|那几款|那几家|那些|\bthose\b|\bthe ones\b", I)
 """Words that point at the ranked things themselves ("尾部那几个")."""
 ORDERED = re.compile(
-    r"从高到低|从多到少|由高到低|降序|排|\brank|\bsort|\bhighest first\b|\bdescending\b"
+    r"从高到低|从多到少|由高到低|降序|排|\brank|\bsort|\border(?:ed)? by\b|\bhighest first\b"
+    r"|\bdescending\b"
     r"|\bfrom most\b|\bhigh to low\b",
     I,
 )
-ORDER_BY = re.compile(r"按|\bby\b|\bsort|\brank|\blist\b|\border of\b", I)
+ORDER_BY = re.compile(r"按|\bby\b|\bsort|\brank|\blist\b|\border of\b|\bordered\b", I)
 NOT_A_RANKING = re.compile(
     r"最(?:好的|佳的?)[\u4e00-\u9fff]{0,2}?(?:办法|方法|方式|时机|时间|时候|月份|策略|节奏)"
     r"|\bbest (?:way|time|month|practice|approach)\b|\bmost of\b"
@@ -162,7 +186,12 @@ NOT_A_RANKING = re.compile(
     r"|(?:最大|最主要|最常见|最核心|最多)的?(?:卖点|痛点|槽点)"
     r"|\b(?:biggest|main|top|most common|key)\s+(?:selling|pain) points?\b"
     r"|\b(?:selling|pain) points?\s+(?:\w+\s+){0,2}(?:work|works|worked|land|lands) best\b"
-    r"|\bcomplain\w*\s+about\s+(?:\w+\s+)?most\b|\bmost often\b",
+    r"|\bcomplain\w*\s+about\s+(?:\w+\s+)?most\b|\bmost often\b"
+    r"|最(?:高|严|优)的?(?:标准|要求|水平|优先级|级别|规格|品质)|最多\s*[\d一二两三四五六七八九十]+\s*(?:句|字|段|行|点)"
+    r"|\b(?:top|highest|best|premium)[- ](?:quality|standards?|priority|priorities|tier quality)\b"
+    r"|\bat (?:the )?most\b|\bat (?:the )?best\b"
+    r"|\bhow (?:does|did|do|is|are|was)\s+(?:[\w'-]+\s+){1,3}?rank(?:ed|ing)?\b"
+    r"|排(?:名)?第几|排在第几|排名(?:如何|怎么样|怎样)",
     I,
 )
 PAIR = re.compile(
@@ -170,12 +199,19 @@ PAIR = re.compile(
     rf"|\btop\s*{EN_COUNT}\s+and\s+(?:the\s+)?bottom\s*{EN_COUNT}\b",
     I,
 )
+PAIRED = re.compile(r"和|与|跟|及|、|\band\b|\bvs\.?|\bversus\b", I)
+"""Words joining two rankings of one clause ("最便宜的三款和最贵的三款")."""
 AND_WHICH = re.compile(r"^\W*(?:and\s+|以及|还有|和)?\s*(?:which|what|哪个|哪一个|哪款|哪些|最)", I)
 """A clause that asks a second ranking of the same things ("…, and which are the laggards")."""
 WH = re.compile(r"\b(?:which|what)\b", I)
 MAIN_BAND = re.compile(
     r"主力价格带|主要价格带|主价格带|主力价位|主流价格带|卖得最好的价格带|主要卖(?:在)?哪个?(?:价位|价格带)|"
-    r"哪个(?:价格带|价位段|价格区间|价格段|价位)卖得?最(?:好|多)|"
+    r"哪个(?:价格带|价位段|价格区间|价格段|价位)(?:卖得?最(?:好|多)|最(?:好卖|畅销|受欢迎|能卖))|"
+    r"\b(?:which|what) price (?:band|range|tier|point|bracket)s? (?:do |does |did )?most\b|"
+    r"\bsweet[- ]spot\b(?:\s+price(?:\s+(?:band|range|tier|point))?)?|"
+    r"\bthe (?:price )?(?:band|range|tier) where most\b(?:\s+[\w-]+){0,4}?"
+    r"\s+(?:sales|buyers|gmv|revenue)\b"
+    r"(?:\s+(?:happen|come|fall|are))?|"
     r"\bwhich price (?:band|range|tier)(?:\s+(?:of|for|in)\s+(?:[\w'-]+\s+){1,3}?)?\s*"
     r"(?:sells|sold) (?:the )?(?:most|best)|"
     r"(?:卖得?最(?:好|多)|最畅销|销售额最高|销量最高|GMV最高)的(?:那个|那一?档)?"
@@ -193,8 +229,12 @@ MAIN_BAND = re.compile(
     r"\bwhat price (?:do |does )?most (?:people|shoppers|buyers|customers) (?:buy|pay|choose)\b",
     I,
 )
-ROUND = re.compile(r"(?:过|破|上|超)(十|百|千)?(万|亿)(?![\u4e00-\u9fff]?倍)")
-"""A round threshold without a number: "月销过万" (over ten thousand), "破百万"."""
+ROUND = re.compile(
+    r"(?:过|破|上|超)(十|百|千)?(万|亿)(?![\u4e00-\u9fff]?倍)"
+    r"|(?:过|破|超)()(百|千)(?![万亿倍])|上()(百|千)(?=的)"
+)
+"""A round threshold without a number: "月销过万" (over ten thousand), "破百万", "评论过千",
+"月销上千的" (上千 alone is "about a thousand": a threshold only as a modifier)."""
 ROUND_TIMES = {"十": 10.0, "百": 100.0, "千": 1e3}
 AMOUNT = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
 """A number as written in a threshold: 4.5, 2000, 2,000."""
@@ -222,7 +262,8 @@ AT_LEAST = re.compile(
     re.I,
 )
 THRESHOLD = re.compile(
-    r"(破了?|突破|超过|超出|高于|大于|多于|不超过|不高于|不多于|不低于|至少|低于|少于|不足|不到"
+    r"(破了?|突破|超过|超出|高于|大于|多于|不超过|不高于|不多于|不低于|至少|低于|少于|不足|不到|过(?=\s*\d)"
+    r"|\bpricier than\b|\bcheaper than\b|\bgreater than\b|\bhigher than\b|\blower than\b"
     r"|>=?|<=?|≥|≤|\babove\b|\bover\b|\bexceeds?\b|\bexceeding\b|\bnot more than\b"
     r"|\bno more than\b|\bnot over\b|\bunder\b|\bbeneath\b"
     r"|\bmore than\b|\bat least\b|\bbelow\b|\bless than\b|\bfewer than\b)\s*([¥$])?\s*"
@@ -231,16 +272,18 @@ THRESHOLD = re.compile(
     I,
 )
 RANGE = re.compile(
-    rf"(?:在|\bbetween\s+)([¥$])?{AMOUNT}\s*(?:元|块)?\s*(?:到|至|-|~|\band\b|\bto\b)\s*([¥$])?"
-    rf"{AMOUNT}(?![\d,.]|\s*(?:个?月|年|号|日|点|周|天|months?|years?|days?|weeks?))"
-    r"\s*(?:元|块|yuan\b|rmb\b)?",
+    rf"(?:在|\bbetween\s+)([¥$])?{AMOUNT}\s*(?:万|亿|[kKmM]\b|million\b|billion\b)?\s*(?:元|块)?"
+    r"\s*(?:到|至|-|~|\band\b|\bto\b)\s*([¥$])?"
+    rf"{AMOUNT}(?!\d|[,.]\d|\s*(?:个?月|年|号|日|点|周|天|months?|years?|days?|weeks?))"
+    r"\s*(?:万|亿|[kKmM]\b|million\b|billion\b)?\s*(?:元|块|yuan\b|rmb\b)?",
     I,
 )
 """A range of values ("价位在200到500之间", "between ¥100 and ¥300")."""
 PRICE_BEFORE = re.compile(r"(?:价位|价格|售价|价钱|\bpriced?|\bcosts?|\bcosting)\s*$", I)
 CURRENCY = {"¥", "$", "元", "块", "yuan", "rmb"}
 """A threshold in money is a price threshold (the question names no other measure)."""
-SCALE = {"万": 1e4, "亿": 1e8, "千": 1e3, "k": 1e3, "m": 1e6, "million": 1e6, "billion": 1e9}
+SCALE = {"万": 1e4, "亿": 1e8, "千": 1e3, "百": 100.0, "k": 1e3, "m": 1e6, "million": 1e6,
+         "billion": 1e9}  # fmt: skip
 SELLERS = re.compile(r"\b(?:best|biggest|top)[- ]?sellers?\b|\bbest-selling\b", I)
 TARGETS: list[tuple[str, re.Pattern[str]]] = [
     ("band", re.compile(
