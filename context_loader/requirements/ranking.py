@@ -13,8 +13,7 @@ import itertools
 import re
 
 from context_loader.requirements.selection import Selection, find_selections, target_of
-from context_loader.requirements.selection_words import COUNTED as _COUNTED
-from context_loader.requirements.selection_words import ORDERED, SALES, count_measure
+from context_loader.requirements.selection_words import NOUN_BEFORE, ORDERED, SALES, count_measure
 from context_loader.requirements.spans import Spans
 from deepagent.requirements.model import SelectionReq
 from deepagent.requirements.vocabulary import Term
@@ -22,8 +21,6 @@ from deepagent.requirements.vocabulary import Term
 Found = tuple[str, Term, str, int]
 """One vocabulary item: (requirement id, term, the words, position)."""
 
-_COUNT_NOUN_BEFORE = "|".join(p for m, p in _COUNTED.items() if m != "units")
-"""件 / 单 before a number are not what it counts ("每单满300")."""
 PERCENT_MEASURES = ("share", "new_product_share", "growth", "conversion", "discount")
 """Measures a threshold in per cent can bound."""
 
@@ -132,7 +129,7 @@ def _threshold_measure(
     if before:
         _gap, pos, name = min(before)
         return name, pos
-    noun = _NOUN_BEFORE.search(spans.text[: sel.start])
+    noun = NOUN_BEFORE.search(spans.text[: sel.start])
     if noun:  # "评论破千", "a share above 20%", "reviews over 1,000"
         return count_measure(noun.group(1)) or "share", None
     after = [(pos - sel.end, pos, t.name) for _r, t, _x, pos in measures
@@ -161,10 +158,6 @@ def _parallel(spans: Spans, sel: Selection) -> bool:
 _MEASURE_GAP = re.compile(r"\s{0,2}|\s*(?:in|of|的)\s*", re.I)
 """What may stand between a threshold and the measure written after it."""
 _IN_MEASURE = re.compile(r"\s*(?:in|of)\s+", re.I)
-_NOUN_BEFORE = re.compile(
-    rf"((?:{_COUNT_NOUN_BEFORE})|\bshares?)\s*(?:数|量)?\s*(?:was|is|are|were|of|之)?\s*$", re.I
-)
-"""A count noun (or "share") written right before a threshold: "评论过千", "a share above 20%"."""
 _WHICH_CLAUSE = re.compile(r"^\W*(?:and\s+|以及|还有)?\s*(?:which|哪个|哪一个|哪款|最)", re.I)
 _RANK_BY = re.compile(
     r"(?:按照?|以|\bby|\bin terms of|\branked by|\bsorted by|\border of)\s*$", re.I | re.A
@@ -188,7 +181,9 @@ def _ranking_measure(spans: Spans, sel: Selection, measures: list[Found]) -> str
         if _RANK_BY.search(spans.text[clause[0] : pos])
     ]  # fmt: skip
     if ranked_by:  # "the three largest brands by GMV", "按销量排前5", "by GMV growth"
-        return _head([m for m in inside if m[0] >= ranked_by[0][0]]) or ranked_by[0][1]
+        first = ranked_by[0]
+        after = [m for m in sorted(inside) if m[0] > first[0]][:1]
+        return _head([first, *after]) or first[1]
     ranked = [t.name for _r, t, _x, pos in measures if _RANK_BY.search(spans.text[:pos])]
     if inside and not _selling(spans, sel):  # best-selling names no measure of its own
         return _head(inside) or min((abs(pos - sel.start), name) for pos, name, _t in inside)[1]

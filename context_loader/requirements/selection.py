@@ -50,7 +50,7 @@ def find_selections(spans: Spans, comparison: bool) -> list[Selection]:
 
     def free(m: re.Match[str]) -> bool:
         inside_band = any(m.start() < b and m.end() > a for a, b in band)
-        return not inside_band and not _clause_taken(found, spans, m.start(), m.end())
+        return not inside_band and not _clause_taken(found, spans, m.start())
 
     for m in w.PAIR.finditer(text):  # "前三和后三", "top 5 and bottom 5"
         top, bottom = (cn_number(g) for g in [g for g in m.groups() if g][:2])
@@ -209,12 +209,13 @@ def _thresholds(text: str) -> list[Selection]:
         value = w.ROUND_TIMES.get(times or "", 1.0) * w.SCALE[unit]
         out.append(_bound(text, m, value, False, unit))
     for m in w.RANGE.finditer(text):
-        if all(re.fullmatch(r"(?:19|20)\d\d", g) for g in (m.group(2), m.group(4))):
+        if all(re.fullmatch(r"(?:19|20)\d\d", m[g]) for g in ("lo", "hi")):
             continue  # "between 2024 and 2025" is a period
-        money = bool(m.group(1) or m.group(3) or w.PRICE_BEFORE.search(text[: m.start()]))
+        money = bool(m["cur"] or m["cur2"] or w.PRICE_BEFORE.search(text[: m.start()]))
         hint = "price" if money else None
+        scale = w.SCALE.get((m["lo_scale"] or m["hi_scale"] or "").lower(), 1.0)  # 100到500万
         out.append(Selection("threshold", None, m.group(0).strip(), m.start(), m.end(),
-                             _number(m.group(2)), hint))  # fmt: skip
+                             _number(m["lo"]) * scale, hint))  # fmt: skip
     return out
 
 
@@ -351,9 +352,9 @@ def merge_counts(found: list[Selection], spans: Spans) -> list[Selection]:
     return out
 
 
-def _clause_taken(found: list[Selection], spans: Spans, pos: int, end: int) -> bool:
-    """A ranking of the clause is there already, unless this one is joined to it ("最便宜的
-    三款和最贵的三款", "最高的三个和最低的两个") or overlaps it."""
+def _clause_taken(found: list[Selection], spans: Spans, pos: int) -> bool:
+    """A ranking of the clause is there already, unless this one follows it joined by "和",
+    "and" ("最便宜的三款和最贵的三款", "最高的三个和最低的两个")."""
     clause = spans.clause_of(pos)
     for s in found:
         if spans.clause_of(s.start) != clause or s.rule not in ("top", "bottom"):

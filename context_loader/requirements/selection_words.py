@@ -105,7 +105,7 @@ PLAIN_COUNTS = [
     re.compile(
         rf"\b(?:give(?: me)?|show me|list|pick|name)\s+(?:the\s+)?{EN_COUNT}\b"
         r"(?!\s*(?:months?|years?))"
-        rf"|\b{EN_COUNT}\s+of them\b|\bas many as\s+{EN_COUNT}\b|\b(?:only|just) (one)\b",
+        rf"|\b{EN_COUNT}\s+of them\b|\bas many as\s+{EN_COUNT}\b",
         I,
     ),
 ]
@@ -248,6 +248,13 @@ COUNTED = {
 """The count nouns after a threshold's number, and the measures they count."""
 _COUNT_NOUN = "|".join(COUNTED.values())
 COUNT_NOUN = re.compile(rf"\s*((?:{_COUNT_NOUN})(?![A-Za-z]))", re.I)
+NOUN_BEFORE = re.compile(
+    "(" + "|".join(p for m, p in COUNTED.items() if m != "units") + r"|\bshares?)"
+    r"\s*(?:数|量)?\s*(?:was|is|are|were|of|之)?\s*$",
+    re.I,
+)
+"""A count noun (or "share") written right before a threshold: "评论过千", "a share above
+20%" (not 件 / 单: "每单满300")."""
 STARS = {"分", "星", "stars", "star"}
 
 
@@ -271,11 +278,12 @@ THRESHOLD = re.compile(
     r"|rmb\b|%|stars?\b)?",
     I,
 )
+_RANGE_SCALE = r"万|亿|[km]\b|million\b|billion\b"
 RANGE = re.compile(
-    rf"(?:在|\bbetween\s+)([¥$])?{AMOUNT}\s*(?:万|亿|[kKmM]\b|million\b|billion\b)?\s*(?:元|块)?"
-    r"\s*(?:到|至|-|~|\band\b|\bto\b)\s*([¥$])?"
-    rf"{AMOUNT}(?!\d|[,.]\d|\s*(?:个?月|年|号|日|点|周|天|months?|years?|days?|weeks?))"
-    r"\s*(?:万|亿|[kKmM]\b|million\b|billion\b)?\s*(?:元|块|yuan\b|rmb\b)?",
+    rf"(?:在|\bbetween\s+)(?P<cur>[¥$])?(?P<lo>{AMOUNT[1:-1]})\s*(?P<lo_scale>{_RANGE_SCALE})?"
+    r"\s*(?:元|块)?\s*(?:到|至|-|~|\band\b|\bto\b)\s*(?P<cur2>[¥$])?"
+    rf"(?P<hi>{AMOUNT[1:-1]})(?!\d|[,.]\d|\s*(?:个?月|年|号|日|点|周|天|months?|years?|days?|weeks?))"
+    rf"\s*(?P<hi_scale>{_RANGE_SCALE})?\s*(?:元|块|yuan\b|rmb\b)?",
     I,
 )
 """A range of values ("价位在200到500之间", "between ¥100 and ¥300")."""
