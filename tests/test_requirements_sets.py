@@ -26,6 +26,8 @@ BLIND5_SET = DEFAULT_SET.with_name("requirements_blind5.jsonl")
 BLIND6_SET = DEFAULT_SET.with_name("requirements_blind6.jsonl")
 BLIND7_SET = DEFAULT_SET.with_name("requirements_blind7.jsonl")
 BLIND8_SET = DEFAULT_SET.with_name("requirements_blind8.jsonl")
+TUNING_SETS = [DEFAULT_SET.with_name(f"requirements_blind{n}.jsonl") for n in (9, 10, 11, 12)]
+"""Written blind in session 9, their errors read: tuning sets."""
 MEASURES = set(
     "gmv units buyers sellers avg_price price new_product_share competition_index growth "
     "share rating review_count conversion search_volume uplift discount".split()
@@ -50,6 +52,7 @@ FIRST_MONTH, LAST_MONTH = "2024-01", "2025-12"
         BLIND6_SET,
         BLIND7_SET,
         BLIND8_SET,
+        *TUNING_SETS,
     ],
     ids=[
         "reporting",
@@ -62,6 +65,10 @@ FIRST_MONTH, LAST_MONTH = "2024-01", "2025-12"
         "blind6",
         "blind7",
         "blind8",
+        "blind9",
+        "blind10",
+        "blind11",
+        "blind12",
     ],
 )
 def committed(request: pytest.FixtureRequest) -> list[RequirementsCase]:
@@ -120,7 +127,8 @@ def test_the_sets_are_disjoint_and_sized() -> None:
     blind, blind2 = read_set(BLIND_SET), read_set(BLIND2_SET)
     blind3, blind4, blind5 = read_set(BLIND3_SET), read_set(BLIND4_SET), read_set(BLIND5_SET)
     blind6, blind7, blind8 = read_set(BLIND6_SET), read_set(BLIND7_SET), read_set(BLIND8_SET)
-    sets = (reporting, dev, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8)
+    later = tuple(read_set(path) for path in TUNING_SETS)
+    sets = (reporting, dev, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, *later)
     for i, one in enumerate(sets):
         for other in sets[i + 1 :]:
             assert not {c.question for c in one} & {c.question for c in other}

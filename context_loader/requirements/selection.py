@@ -334,11 +334,15 @@ _PLURAL = {"are", "were", "have", "do", "sell", "grow", "get", "make"}
 def merge_counts(found: list[Selection], spans: Spans) -> list[Selection]:
     """A bare "top 5" / "前3个" in another clause gives its k to a ranking without one,
     whichever way that one ranks ("Which sub-categories sold the most units? Give me the
-    top 5.", "哪些类目下滑最多？前3个")."""
+    top 5.", "哪些类目下滑最多？前3个"). A count only the clause implies ("the least
+    competitive one") is not bare: it is a ranking of its own."""
     bare = [
         s
         for s in found
-        if s.k is not None and s.rule in ("top", "bottom") and not target_of(spans, s, whole=False)
+        if s.k is not None
+        and s.rule in ("top", "bottom")
+        and w.WRITTEN_COUNT.search(s.text)
+        and not target_of(spans, s, whole=False)
     ]
     open_ = [s for s in found if s.k is None and s.rule in ("top", "bottom")]
     out = list(found)

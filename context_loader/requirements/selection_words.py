@@ -20,6 +20,8 @@ EN_WORDS = {
     "half a dozen": 6, "a dozen": 12, "dozen": 12,
 }  # fmt: skip
 EN_COUNT = r"((?!(?:19|20)\d\d\b)\d+(?![.,]\d)|" + "|".join(EN_WORDS) + r")"  # a count, not a year
+WRITTEN_COUNT = re.compile(rf"\d|[{CN_NUM}]|\b(?:{'|'.join(EN_WORDS)})\b", re.I)
+"""A selection's words say its count ("top 5", "前三"; not "the least competitive one")."""
 HIGH_ZH = (
     "最高|最多|最大|最快|最好|最强|最热|最贵|最火|最畅销|卖得最好|最猛|最受欢迎|最热门|最深"
     "|最能打|最赚钱|最明显|最显著|最突出|最厉害|最激烈|最卷|最拥挤|最饱和|排在前面|排前面|名列前茅|前几名|前几|卖爆|最能卖|头部|领先|从高到低|从多到少|由高到低|降序"
@@ -97,7 +99,9 @@ K_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"(?:lead|leading|sell best|sell the most|top the list)\b", I)),
 ]  # fmt: skip
 PLAIN_COUNTS = [
-    re.compile(rf"(?:\btop|排名前|前)[\s-]*{NUM}", I),
+    re.compile(
+        rf"(?:\btop|排名前|前)[\s-]*{NUM}(?![\d{CN_NUM}]|\s*(?:天|周|年|个?月|日|星期|礼拜))", I
+    ),
     re.compile(rf"\btop[\s-]*{EN_COUNT}\b", I),
     re.compile(rf"头部\s*{COUNT}|(?<![{CN_NUM}\d])(十|五|三|二十|百)大(?!小)"),
     re.compile(rf"(?:列|给我列|给我|来|挑|选|找)\s*{COUNT}\s*(?:个|款|家|名|条|种)(?!月)"),
@@ -116,6 +120,7 @@ ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
         rf"{HIGH_ZH}|爆款|爆品|大单品|热销|卖得好的|好卖的|亚军|第二名|\b(?:{HIGH_EN})\b"
         r"|\b(?:best|biggest|top)[- ]?sellers?\b", I)),
     ("bottom", LOW),
+    ("bottom", ASCENDING),  # "list them from cheap to expensive"
     # an ordering without a superlative: "按竞争强度从低到高排一下", "rank them by buyers"
     ("top", re.compile(
         r"排(?:一下|个序|序|名|列|下)|来排|排的话|排(?=\s*(?:[。？?！!，,；;]|$))|\brank(?:ed|ing)?\b"
@@ -151,7 +156,7 @@ TIME_TARGET = re.compile(
 ONE = re.compile(
     r"哪个|哪一个|哪款|哪一款|哪一类|哪家|那款|那一款|那个"
     r"|(?:\bthe|'s|\bmy|\bour|\byour|\btheir)\s+(?:single\s+)?best[- ]seller\b(?!s)"
-    r"|\bthe\s+(?:[a-z]+est|most\s+[a-z]+)(?:[\s-]+[a-z]+ing)?\s+one\b"
+    r"|\bthe\s+(?:[a-z]+est|(?:most|least)\s+[a-z]+)(?:[\s-]+[a-z]+ing)?\s+one\b"
     r"|\bwhich one\b|\bwhich is the\b|\bwhich of\b|\bsingle\b|\bonly one\b|\bjust one\b"
     r"|只要一个|一个就行|那一个|那一款|\bargmax\b|\bargmin\b|是谁|"
     r"\bwho (?:sold|sells|has|had|is|was|leads|led|grew|got|made|earned|took)\b|"
@@ -190,7 +195,7 @@ NOT_A_RANKING = re.compile(
     r"|最(?:高|严|优)的?(?:标准|要求|水平|优先级|级别|规格|品质)|最多\s*[\d一二两三四五六七八九十]+\s*(?:句|字|段|行|点)"
     r"|\b(?:top|highest|best|premium)[- ](?:quality|standards?|priority|priorities|tier quality)\b"
     r"|\bat (?:the )?most\b|\bat (?:the )?best\b"
-    r"|\bhow (?:does|did|do|is|are|was)\s+(?:[\w'-]+\s+){1,3}?rank(?:ed|ing)?\b"
+    r"|\bhow (?:does|did|do|is|are|was)\s+(?:\S+\s+){1,3}?rank(?:ed|ing)?\b"
     r"|排(?:名)?第几|排在第几|排名(?:如何|怎么样|怎样)",
     I,
 )

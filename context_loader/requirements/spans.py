@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-CLAUSE = re.compile(r"[，,;；。？?！!\n]|\band\b|以及|并且|同时|另外|然后")
+CLAUSE = re.compile(
+    r"[，,;；。？?！!\n]|(?<!\bno)\.(?=\s|$)|\band\b|以及|并且|同时|另外|然后", re.I
+)
 
 
 @dataclass
