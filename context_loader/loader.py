@@ -13,6 +13,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from context_loader.case_fit import CaseFit, Fit
 from context_loader.entities import NO_MASK, Masker
 from context_loader.identify import (
     Evidence,
@@ -55,6 +56,7 @@ class ContextLoader:
     skills: list[Skill]
     classifier: ModuleClassifier
     extractor: RequirementExtractor
+    fit: CaseFit
 
     @classmethod
     def create(cls, settings: Settings, registry: ToolRegistry | None = None) -> ContextLoader:
@@ -71,7 +73,8 @@ class ContextLoader:
             classifier = LLMClassifier(chat_model(config), OfflineClassifier(index))
         skills = load_skills(settings.skills_dirs)
         extractor = requirement_extractor(registry, settings)
-        return cls(settings, registry, library, retriever, skills, classifier, extractor)
+        fit = CaseFit(registry)
+        return cls(settings, registry, library, retriever, skills, classifier, extractor, fit)
 
     def executor(self, request: ContextRequest, run_id: str = "") -> ToolExecutor:
         now = request.now or self.settings.now
@@ -93,9 +96,7 @@ class ContextLoader:
         business = identification.selected
         modules = [*business, COMMON_MODULE]
         t = time.perf_counter()
-        cases = [h for h in hits if set(h.case.modules) <= set(business)][
-            : self.settings.case_top_k
-        ]
+        candidates = [h for h in hits if set(h.case.modules) <= set(business)]
         tools = [spec.name for spec in self.registry.tools_for(business)]
         if request.tools is not None:
             allowed = {*request.tools, *(t.name for t in self.registry.tools_for([]))}
@@ -113,6 +114,12 @@ class ContextLoader:
                 requirements, await self._previous_turn(request), request.question
             )
         timings["requirements"] = _ms(t)
+        t = time.perf_counter()
+        fits = self.fit.order(
+            candidates[: self.settings.case_pool], requirements, params, request.question, tools
+        )
+        cases = fits[: self.settings.case_top_k]
+        timings["case_fit"] = _ms(t)
         timings["total"] = _ms(started)
         return LoadedContext(
             question=request.question,
@@ -123,7 +130,7 @@ class ContextLoader:
             tools=tools,
             tool_count_total=len(self.registry.tools),
             skills=skills,
-            cases=[_case_ref(h) for h in cases],
+            cases=[_case_ref(f) for f in cases],
             params=params,
             param_status=[*common_status, *module_status],
             requirements=requirements,
@@ -198,8 +205,8 @@ def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 2)
 
 
-def _case_ref(hit: CaseHit) -> CaseRef:
-    c = hit.case
+def _case_ref(fit: Fit) -> CaseRef:
+    hit, c = fit.hit, fit.hit.case
     return CaseRef(
         id=c.id,
         question=c.question,
@@ -207,4 +214,6 @@ def _case_ref(hit: CaseHit) -> CaseRef:
         score=hit.score,
         bm25=hit.bm25,
         dense=hit.dense,
+        retrieval_rank=fit.rank + 1,
+        uncovered=list(fit.uncovered),
     )

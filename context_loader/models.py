@@ -99,6 +99,11 @@ class CaseRef(Strict):
     score: float
     bm25: float
     dense: float
+    retrieval_rank: int = Field(default=1, ge=1, description="its place in retrieval (1 = best)")
+    uncovered: list[str] = Field(
+        default_factory=list,
+        description="requirement ids its filled plan leaves uncovered (the case fit)",
+    )
 
 
 class ParamStatus(Strict):

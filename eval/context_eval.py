@@ -35,6 +35,7 @@ class ContextCaseResult(Strict):
     recall: float
     case_recall_at_3: float | None
     case_hit_at_3: bool | None
+    case_hit_at_1: bool | None = None
     tool_share: float
     timings_ms: dict[str, float]
 
@@ -45,6 +46,7 @@ class ContextReport(Strict):
     module_recall: float
     case_recall_at_3: float
     case_hit_at_3: float
+    case_hit_at_1: float = Field(default=0.0, description="the first case (the one followed)")
     case_questions: int
     tool_share_mean: float
     timings_p50_ms: dict[str, float]
@@ -69,7 +71,9 @@ def score(case: ContextCase, loaded: LoadedContext) -> ContextCaseResult:
     found = len(set(selected) & set(expected))
     case_recall = None
     case_hit = None
+    case_first = None
     if case.expected_cases:
+        case_first = bool(loaded.cases) and loaded.cases[0].id in case.expected_cases
         top = {c.id for c in loaded.cases[:3]}
         case_recall = len(top & set(case.expected_cases)) / len(case.expected_cases)
         case_hit = bool(top & set(case.expected_cases))
@@ -81,6 +85,7 @@ def score(case: ContextCase, loaded: LoadedContext) -> ContextCaseResult:
         recall=found / len(expected),
         case_recall_at_3=case_recall,
         case_hit_at_3=case_hit,
+        case_hit_at_1=case_first,
         tool_share=len(loaded.tools) / max(loaded.tool_count_total, 1),
         timings_ms=loaded.timings_ms,
     )
@@ -105,6 +110,7 @@ async def evaluate(
 def summarize(results: Sequence[ContextCaseResult]) -> ContextReport:
     with_cases = [r.case_recall_at_3 for r in results if r.case_recall_at_3 is not None]
     hits = [r.case_hit_at_3 for r in results if r.case_hit_at_3 is not None]
+    firsts = [r.case_hit_at_1 for r in results if r.case_hit_at_1 is not None]
     steps = sorted({k for r in results for k in r.timings_ms})
     return ContextReport(
         questions=len(results),
@@ -112,6 +118,7 @@ def summarize(results: Sequence[ContextCaseResult]) -> ContextReport:
         module_recall=round(mean(r.recall for r in results), 4) if results else 0.0,
         case_recall_at_3=round(mean(with_cases), 4) if with_cases else 0.0,
         case_hit_at_3=round(mean(hits), 4) if hits else 0.0,
+        case_hit_at_1=round(mean(firsts), 4) if firsts else 0.0,
         case_questions=len(with_cases),
         tool_share_mean=round(mean(r.tool_share for r in results), 4) if results else 0.0,
         timings_p50_ms={s: _pct([r.timings_ms.get(s, 0.0) for r in results], 50) for s in steps},

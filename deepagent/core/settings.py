@@ -57,6 +57,9 @@ class Settings(BaseSettings):
         default_factory=list, description="Case folders replacing the bundled case library."
     )
     case_top_k: int = Field(default=3, ge=1, le=20, description="Cases given to the planner.")
+    case_pool: int = Field(
+        default=100, ge=1, le=1000, description="Retrieved cases the case fit chooses from."
+    )
     max_rounds: int = Field(default=8, ge=1, description="Guard: planning rounds per run.")
     max_duration_s: float = Field(default=600.0, gt=0, description="Guard: wall time per run.")
     max_tool_calls: int = Field(default=400, ge=1, description="Guard: tool calls per run.")

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from context_loader.models import LoadedContext
 from deepagent.core.schema import JSON, CallActions
+from deepagent.requirements.bindings import requirement_args, schema_props
 from deepagent.requirements.coverage import CoverageContext, check
 from deepagent.requirements.evidence import evidence_from
 from deepagent.requirements.model import AspectReq, Coverage, Requirements
@@ -59,14 +60,29 @@ def tool_hints(
     return hints
 
 
-def requirements_part(requirements: Requirements, hints: dict[str, list[str]]) -> str:
+def arg_hints(
+    requirements: Requirements, registry: ToolRegistry, loaded: list[str]
+) -> dict[str, dict[str, dict[str, JSON]]]:
+    """For each selection of the question: loaded tool -> the arguments that answer it."""
+    specs = [registry.tools[t] for t in loaded if t in registry.tools]
+    props = schema_props((s.name, s.json_schema()) for s in specs)
+    return requirement_args(requirements, registry.vocabulary(), props)
+
+
+def requirements_part(
+    requirements: Requirements,
+    hints: dict[str, list[str]],
+    args: Mapping[str, dict[str, dict[str, JSON]]] | None = None,
+) -> str:
     """What the planner reads in ``<requirements>``: every item, aspects with the loaded
-    tools that answer them."""
+    tools that answer them, selections with the arguments that answer them."""
     rows: list[dict[str, Any]] = []
     for item in requirements.items:
         row: dict[str, Any] = item.model_dump(mode="json")
         if hints.get(item.id):
             row["tools"] = hints[item.id]
+        if args and args.get(item.id):
+            row["args"] = args[item.id]
         rows.append(row)
     return json.dumps(rows, ensure_ascii=False) if rows else "(none)"
 

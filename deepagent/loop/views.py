@@ -16,7 +16,7 @@ from context_loader.models import ContextRequest, LoadedContext
 from deepagent.analysis import AnalysisInput, CollectedResult
 from deepagent.core.schema import PlannerDecision, TodoItem
 from deepagent.deps import Loader
-from deepagent.loop.coverage_step import tool_hints
+from deepagent.loop.coverage_step import arg_hints, tool_hints
 from deepagent.loop.state import RunState, round_view
 from deepagent.planning.context import CaseView, PlannerContext, RoundView, ToolView, Turn
 from deepagent.requirements.model import Coverage
@@ -107,6 +107,7 @@ def planner_context(view: RunView, loader: Loader) -> PlannerContext:
         requirements=loaded.requirements,
         coverage=view.coverage,
         requirement_tools=tool_hints(loaded.requirements, registry, loaded.tools),
+        requirement_args=arg_hints(loaded.requirements, registry, loaded.tools),
     )
 
 

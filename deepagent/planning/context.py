@@ -71,5 +71,9 @@ class PlannerContext(Strict):
     requirement_tools: dict[str, list[str]] = Field(
         default_factory=dict, description="aspect requirement id -> loaded tools that answer it"
     )
+    requirement_args: dict[str, dict[str, dict[str, JSON]]] = Field(
+        default_factory=dict,
+        description="selection requirement id -> loaded tool -> the arguments that answer it",
+    )
     subagent: bool = False
     lite: bool = Field(default=False, description="lite SubAgent: no TodoList")

@@ -61,7 +61,9 @@ def planner_messages(ctx: PlannerContext) -> list[BaseMessage]:
         ),
         conversation=_json([t.model_dump() for t in ctx.conversation]),
         memory=ctx.memory or "(none)",
-        requirements=requirements_part(ctx.requirements, ctx.requirement_tools),
+        requirements=requirements_part(
+            ctx.requirements, ctx.requirement_tools, ctx.requirement_args
+        ),
         coverage=coverage_part(ctx.coverage),
         mode=ctx.mode,
         run_flags=_json(run_flags(ctx)),

@@ -65,6 +65,7 @@ def eval_context(
     table.add_row("module recall", f"{report.module_recall:.3f}")
     table.add_row(f"case recall@3 ({report.case_questions} q)", f"{report.case_recall_at_3:.3f}")
     table.add_row("case hit@3 (any expected case in top 3)", f"{report.case_hit_at_3:.3f}")
+    table.add_row("case hit@1 (the case the planner follows)", f"{report.case_hit_at_1:.3f}")
     table.add_row("tools loaded (mean share)", f"{report.tool_share_mean:.3f}")
     for step, p95 in report.timings_p95_ms.items():
         table.add_row(f"{step} p50 / p95 ms", f"{report.timings_p50_ms[step]:.1f} / {p95:.1f}")
@@ -122,6 +123,51 @@ def eval_requirements(
                 console.print(f"  {label}: {'; '.join(items)}", highlight=False, markup=False)
     if len(shown) < len(report.errors):
         console.print(f"[dim]{len(report.errors) - len(shown)} more; --verbose lists all[/]")
+
+
+@app.command("plans")
+def eval_plans(
+    set_path: Annotated[
+        Path | None,
+        typer.Option("--set", help="Labelled set (default eval/sets/case_choice.jsonl)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report JSON.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="List every failure.")] = False,
+) -> None:
+    """Case choice: share of questions whose first plan has the labelled structure."""
+    from context_loader.loader import ContextLoader
+    from deepagent.deps import RunDeps
+    from eval.harness.plan_choice import evaluate, read_set
+
+    path = set_path or Path(__file__).parents[1] / "sets" / "case_choice.jsonl"
+    if not path.exists():
+        bad_input(f"no labelled set at {path}")
+    settings = load_settings()
+    if not settings.data_path.exists():
+        bad_input(f"no sample database at {settings.data_path}; run `deepagent data generate`")
+    try:
+        cases = read_set(path)
+    except ValueError as exc:
+        bad_input(str(exc))
+    loader = ContextLoader.create(settings)
+    planner = RunDeps.create(settings, loader, use_redis=False).planner
+    with Progress(transient=True, disable=as_json) as bar:
+        task = bar.add_task("plans", total=len(cases))
+        report, _ = asyncio.run(
+            evaluate(loader, planner, cases, lambda done, _: bar.update(task, completed=done))
+        )
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    console = Console()
+    console.print(f"case choice on {path.name}: {report.accuracy:.3f} of {report.questions}")
+    for name, share in report.by_structure.items():
+        console.print(f"  {name:<24} {share:.2f}", highlight=False)
+    for r in report.failures if verbose else report.failures[:10]:
+        console.print(
+            f"[yellow]{r.id}[/] case {r.case}: got {r.got}; missing {'; '.join(r.missing)}",
+            highlight=False,
+        )
 
 
 def _requirements_table(report: RequirementsReport) -> Table:

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from deepagent.core.schema import JSON
 
 _NOUNS_ZH = "商品|产品|单品|品|宝贝|类目|品类|竞品|对手|活动|店铺|店|品牌|牌子|款"
-_DANGLING_ZH = re.compile(rf"(?:这|那|该)(?:个|款|件|两个|几个|些|两款|几款)?(?:{_NOUNS_ZH})")
+_DANGLING_ZH = re.compile(
+    rf"(?:这|那|该)(?:个|款|件|两个|几个|些|两款|几款)?(?:{_NOUNS_ZH})|(?:这|那)(?:两|几)个"
+)
 _NOUNS_EN = (
     r"products?|items?|categor(?:y|ies)|campaigns?|rivals?|competitors?|brands?|shops?"
     r"|skus?|ones?"
@@ -31,7 +33,8 @@ SHORT_WORDS, SHORT_CHARS = 6, 12
 # The merchant's own things, and new products (the skill rule: with no product named, the
 # first of the merchant's new-product list) resolve a reference.
 _OWN = re.compile(
-    r"我的|我们的|我家|我店|本店|新品|\bmy\b|\bour\b|\bnew(?:est)? (?:product|launch)", re.I
+    r"我的|我们的|我们?这|我家|我店|本店|新品|\bmy\b|\bour\b|\bnew(?:est)? (?:product|launch)",
+    re.I,
 )
 _PRODUCT_ID = re.compile(r"(?:product|item|sku|id|#|商品|产品|单品)\s*#?\s*\d{3,}", re.I)
 # Words that ask for something without saying what: requests, politeness, filler.

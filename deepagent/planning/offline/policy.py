@@ -17,7 +17,6 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from deepagent.analysis.inputs import classify_question
 from deepagent.core.question import about_itself
 from deepagent.core.schema import (
     ActionSpec,
@@ -104,11 +103,9 @@ def _current_case(
 def _first_fitting(
     sit: Situation, exclude: set[str], avoid: frozenset[str] = frozenset()
 ) -> tuple[dict[str, Any], list[ActionSpec]] | None:
-    """The first fitting case, preferring one of the question's type (lookup/analysis),
-    skipping cases that would repeat a call that already failed or came back empty."""
-    kind = classify_question(sit.question)
-    ordered = sorted(sit.cases, key=lambda c: c.get("question_type", "analysis") != kind)
-    for case in ordered:
+    """The first case (the context stage ordered them by fit) whose plan fills, skipping
+    cases that would repeat a call that already failed or came back empty."""
+    for case in sit.cases:
         if case_tag(case["id"]) in exclude:
             continue
         plan = planned(case, sit)

@@ -16,6 +16,7 @@ from deepagent.core.question import detect_language
 from deepagent.core.schema import JSON, ActionSpec
 from deepagent.core.templates import BindingError, fill_template, param_names
 from deepagent.planning.render import sections
+from deepagent.requirements.bindings import bind_selections
 from deepagent.summaries.summarizer import done_actions
 
 
@@ -121,7 +122,7 @@ def fill_case(case: dict[str, Any], sit: Situation, suffix: str = "") -> list[Ac
         except BindingError:
             return None
         actions.append(ActionSpec.model_validate(_retag(filled, tag)))
-    return actions
+    return bind_selections(actions, sit.requirements)
 
 
 def _retag(value: Any, tag: str) -> Any:

@@ -1,0 +1,303 @@
+"""Choosing reference cases by fit, not by retrieval rank alone.
+
+Retrieval proposes candidates (the best ``pool`` cases of the identified modules). Each
+candidate's plan is filled from the context parameters, bound to the question's
+selections (``deepagent/requirements/bindings.py``) and checked, before anything runs,
+against the requirements: does some action take a subject of each asked kind (a
+category, a product, the merchant's shop), ask for the period (a range needs a tool that
+takes one), carry each measure, rank the selected target in the asked order, answer each
+aspect? A requirement the plan leaves uncovered costs its weight; the planner gets the
+candidates ordered by that cost, then by retrieval rank, so a case that covers the ask
+wins over a closer-worded one that does not. Subjects and months themselves are not
+compared (the planner rebinds a plan to them); kinds and shapes are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from deepagent.core.schema import JSON, ActionSpec
+from deepagent.core.templates import BindingError, fill_template
+from deepagent.requirements.bindings import (
+    bind_selections,
+    enum_of,
+    requirement_args,
+    schema_props,
+)
+from deepagent.requirements.evidence import MONTH_KEYS, SUBJECT_KEYS
+from deepagent.requirements.model import (
+    AspectReq,
+    ComparisonReq,
+    MeasureReq,
+    PeriodReq,
+    Requirement,
+    Requirements,
+    SelectionReq,
+    SubjectReq,
+)
+from deepagent.requirements.vocabulary import Vocabulary, word_pattern
+from deepagent.tools import ToolRegistry
+from rag_cases.retriever import CaseHit
+
+WEIGHTS = {
+    "subject": 3.0,
+    "selection": 3.0,
+    "measure": 2.0,
+    "aspect": 2.0,
+    "period": 1.0,
+    "comparison": 1.0,
+}
+ADDABLE = 0.5  # an aspect no action answers but a loaded tool does (the planner adds it)
+REBOUND = 0.3  # compared subjects a plan answers one by one (rebound), not side by side
+RANK = 0.005  # per place in retrieval: closer wording breaks near-ties, never a coverage gap
+IDLE = 0.1  # an action answering an aspect or listing that the question does not ask
+UNFILLABLE = 100.0  # a plan whose placeholders the parameters cannot fill
+_LIST_ARG = re.compile(r"_ids$")  # a tool taking several subjects side by side
+
+
+@dataclass(frozen=True)
+class ToolFacts:
+    """What the fit knows of a tool from its spec: argument names and the measures its
+    description (or its ``metric`` values) names."""
+
+    args: frozenset[str]
+    measures: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Fit:
+    hit: CaseHit
+    rank: int
+    cost: float
+    uncovered: tuple[str, ...]
+
+
+class CaseFit:
+    """Scores and orders case candidates for one registry (tool facts built once)."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self.vocabulary = registry.vocabulary()
+        self.props = schema_props((s.name, s.json_schema()) for s in registry.tools.values())
+        self.facts = {
+            name: _facts(spec.description, self.props[name], self.vocabulary)
+            for name, spec in registry.tools.items()
+        }
+
+    def order(
+        self,
+        hits: Sequence[CaseHit],
+        requirements: Requirements,
+        params: Mapping[str, JSON],
+        question: str,
+        tools: Sequence[str],
+    ) -> list[Fit]:
+        loaded = {t: self.props[t] for t in tools if t in self.props}
+        rows = _rows(requirements, requirement_args(requirements, self.vocabulary, loaded))
+        fits = [
+            self._fit(hit, rank, requirements, rows, params, question, set(tools))
+            for rank, hit in enumerate(hits)
+        ]
+        return sorted(fits, key=lambda f: (f.cost + RANK * f.rank, f.rank))
+
+    def _fit(
+        self,
+        hit: CaseHit,
+        rank: int,
+        requirements: Requirements,
+        rows: list[dict[str, Any]],
+        params: Mapping[str, JSON],
+        question: str,
+        loaded: set[str],
+    ) -> Fit:
+        plan = _filled(hit.case.plan, params, question)
+        if plan is None:
+            return Fit(hit, rank, UNFILLABLE, ())
+        plan = bind_selections(plan, rows)
+        view = _PlanView(plan, self.facts, set(hit.case.fields), self.vocabulary, loaded)
+        cost, uncovered = 0.0, []
+        for req in requirements.items:
+            share = view.uncovered_share(req)
+            if share:
+                cost += share * WEIGHTS.get(req.kind, 0.0)
+                uncovered.append(req.id)
+        cost += IDLE * view.idle(requirements)
+        return Fit(hit, rank, round(cost, 3), tuple(uncovered))
+
+
+def _rows(
+    requirements: Requirements, args: dict[str, dict[str, dict[str, JSON]]]
+) -> list[dict[str, Any]]:
+    rows = []
+    for item in requirements.items:
+        row: dict[str, Any] = item.model_dump(mode="json")
+        if item.id in args:
+            row["args"] = args[item.id]
+        rows.append(row)
+    return rows
+
+
+def _filled(
+    plan: Sequence[ActionSpec], params: Mapping[str, JSON], question: str
+) -> list[ActionSpec] | None:
+    out = []
+    for action in plan:
+        raw = action.model_dump(mode="json", by_alias=True, exclude_none=True)
+        try:
+            out.append(ActionSpec.model_validate(fill_template(raw, params, question)))
+        except (BindingError, ValueError):
+            return None
+    return out
+
+
+def _facts(description: str, props: Mapping[str, Any], vocabulary: Vocabulary) -> ToolFacts:
+    metrics = set(enum_of(props["metric"])) if "metric" in props else set()
+    text = description.lower()
+    names = set()
+    for term in vocabulary.measures:
+        words = [*term.en, *term.fields, *(f.replace("_", " ") for f in term.fields)]
+        if metrics & set(term.fields) or any(word_pattern(w).search(text) for w in words):
+            names.add(term.name)
+    return ToolFacts(frozenset(props), frozenset(names))
+
+
+class _PlanView:
+    """A filled plan as the fit reads it: its tools, argument names and measures."""
+
+    def __init__(
+        self,
+        plan: list[ActionSpec],
+        facts: Mapping[str, ToolFacts],
+        case_fields: set[str],
+        vocabulary: Vocabulary,
+        loaded: set[str],
+    ) -> None:
+        self.plan = plan
+        self.vocabulary = vocabulary
+        self.loaded = loaded
+        self.case_fields = case_fields
+        self.tools = {t for a in plan for t in _tools_of(a)}
+        self.facts = [facts[t] for t in self.tools if t in facts]
+        self.arg_names = {k for a in plan for k in a.args} | {k for f in self.facts for k in f.args}
+        self.roles = _roles(vocabulary)
+
+    def uncovered_share(self, req: Requirement) -> float:
+        """0 when the plan covers ``req``, else the share of its weight it leaves open."""
+        if isinstance(req, SubjectReq):
+            return 0.0 if self._takes_subject(req) else 1.0
+        if isinstance(req, PeriodReq):
+            return 0.0 if self._takes_period(req) else 1.0
+        if isinstance(req, MeasureReq):
+            return 0.0 if self._carries(req.measure) else 1.0
+        if isinstance(req, SelectionReq):
+            return 0.0 if self._ranks(req) else 1.0
+        if isinstance(req, AspectReq):
+            return self._aspect(req)
+        if isinstance(req, ComparisonReq):
+            return 0.0 if any(_LIST_ARG.search(k) for k in self.arg_names) else REBOUND
+        return 0.0
+
+    def idle(self, requirements: Requirements) -> int:
+        """Actions whose tool answers only aspects and listings the question does not ask
+        for (a ranking nobody asked for, a trend for a one-month lookup)."""
+        items = requirements.items
+        wanted = {f"aspect:{r.aspect}" for r in items if isinstance(r, AspectReq)}
+        targets: set[str | None] = {r.target for r in items if isinstance(r, SelectionReq)}
+        if None in targets or any(isinstance(r, ComparisonReq) for r in items):
+            targets = set(self.vocabulary.listings)  # any listing may answer it
+        wanted |= {f"list:{t}" for t in targets if t}
+        if any(isinstance(r, PeriodReq) and r.start_month != r.end_month for r in items):
+            wanted.add("aspect:trend")
+        feeders = {d for a in self.plan for d in _inputs(a)}  # a means to another action
+        count = 0
+        for action in self.plan:
+            roles = set().union(*(self.roles.get(t, set()) for t in _tools_of(action)))
+            count += bool(roles) and not roles & wanted and action.id not in feeders
+        return count
+
+    def _takes_subject(self, req: SubjectReq) -> bool:
+        kind = req.subject_type
+        if kind in SUBJECT_KEYS:
+            return any(SUBJECT_KEYS[kind].search(k) for k in self.arg_names)
+        if kind == "own_shop":
+            return "merchant_id" in self.arg_names
+        if kind == "new_product":
+            return "merchant_id" in self.arg_names or any(
+                SUBJECT_KEYS["product"].search(k) for k in self.arg_names
+            )
+        return True  # a brand or a named subject: found in the data, not in arguments
+
+    def _takes_period(self, req: PeriodReq) -> bool:
+        if req.start_month != req.end_month:
+            return bool({"start_month", "end_month", "months"} & self.arg_names)
+        return bool(MONTH_KEYS & self.arg_names) or not self.arg_names
+
+    def _carries(self, measure: str) -> bool:
+        term = self.vocabulary.measure(measure)
+        fields = {measure, *(term.fields if term else [])}
+        if fields & self.case_fields:
+            return True
+        return any(measure in f.measures for f in self.facts)
+
+    def _ranks(self, req: SelectionReq) -> bool:
+        if req.rule == "main_band":
+            return "price_band_id" in self.arg_names
+        if req.rule == "threshold":
+            return req.measure is None or self._carries(req.measure)
+        every = {t for tools in self.vocabulary.listings.values() for t in tools}
+        listing = set(self.vocabulary.listings.get(req.target, [])) if req.target else every
+        for action in self.plan:
+            if not listing & set(_tools_of(action)):
+                continue
+            if action.subagent is not None:
+                return True  # a delegated sub-task ranks with its own arguments
+            order = action.args.get("order")
+            if req.rule == "bottom" and order != "asc":
+                continue
+            if req.rule == "top" and order not in (None, "desc"):
+                continue
+            return True
+        return False
+
+    def _aspect(self, req: AspectReq) -> float:
+        term = self.vocabulary.aspect(req.aspect)
+        tools = set(term.tools) if term else set()
+        if tools & self.tools:
+            return 0.0
+        return ADDABLE if tools & self.loaded else 0.0  # not loadable: no case covers it
+
+
+def _roles(vocabulary: Vocabulary) -> dict[str, set[str]]:
+    """tool -> the aspects it answers and the targets it lists (``aspect:x``, ``list:y``)."""
+    roles: dict[str, set[str]] = {}
+    for term in vocabulary.aspects:
+        for tool in term.tools:
+            roles.setdefault(tool, set()).add(f"aspect:{term.name}")
+    for target, tools in vocabulary.listings.items():
+        for tool in tools:
+            roles.setdefault(tool, set()).add(f"list:{target}")
+    return roles
+
+
+def _inputs(action: ActionSpec) -> set[str]:
+    """The actions whose output this one reads (``depends_on``, ``$ref`` anywhere)."""
+    refs = set(action.depends_on)
+    raw = action.model_dump(mode="json", by_alias=True, exclude_none=True)
+    stack: list[Any] = [raw]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                refs.add(node["$ref"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return refs
+
+
+def _tools_of(action: ActionSpec) -> list[str]:
+    if action.tool:
+        return [action.tool]
+    return list(action.subagent.tools) if action.subagent is not None else []

@@ -1,0 +1,150 @@
+"""The arguments a ranking requirement asks of each loaded tool that can rank its target.
+
+A selection ("the 10 leaves with the lowest competition", "top 20 products") is answered
+by a listing tool of its target called with the right order, metric and count. Those
+arguments come from the requirement, never from a reference case's own defaults: the
+planner prompt shows them beside the requirement (``args``) and the offline planner binds
+them into the case plan it follows; the case fit (``context_loader/case_fit.py``) scores
+plans after the same binding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from deepagent.core.schema import JSON, ActionSpec
+from deepagent.requirements.model import PeriodReq, Requirements, SelectionReq
+from deepagent.requirements.vocabulary import Vocabulary
+
+COUNT_ARGS = ("limit", "top_n", "page_size")
+
+ToolArgs = Mapping[str, Mapping[str, Any]]
+"""tool name -> its JSON-schema ``properties``."""
+
+
+def enum_of(prop: Mapping[str, Any]) -> list[Any]:
+    """The allowed values of a JSON-schema property (plain or optional enum)."""
+    if "enum" in prop:
+        return list(prop["enum"])
+    for option in prop.get("anyOf", []):
+        if isinstance(option, Mapping) and "enum" in option:
+            return list(option["enum"])
+    return []
+
+
+def selection_args(
+    req: SelectionReq,
+    vocabulary: Vocabulary,
+    tools: ToolArgs,
+    comparison: str | None = None,
+) -> dict[str, dict[str, JSON]]:
+    """For each tool in ``tools`` that lists the selection's target: the arguments that
+    make it return this selection. A tool that cannot rank this way (no ``order`` for a
+    bottom-k, no ``metric`` value for the measure where it has a metric) is left out."""
+    if req.rule not in ("top", "bottom"):
+        return {}
+    every = [t for tools in vocabulary.listings.values() for t in tools]
+    names = vocabulary.listings.get(req.target, []) if req.target else every
+    out: dict[str, dict[str, JSON]] = {}
+    for name in dict.fromkeys(names):
+        props = tools.get(name)
+        if props is None:
+            continue
+        args = _ranking_args(req, props, vocabulary, comparison)
+        if args is not None:
+            out[name] = args
+    return out
+
+
+def _ranking_args(
+    req: SelectionReq,
+    props: Mapping[str, Any],
+    vocabulary: Vocabulary,
+    comparison: str | None,
+) -> dict[str, JSON] | None:
+    args: dict[str, JSON] = {}
+    if "order" in props:
+        args["order"] = "asc" if req.rule == "bottom" else "desc"
+    elif req.rule == "bottom":
+        return None  # a tool that only lists its best cannot give the lowest
+    if req.measure and "metric" in props:
+        metric = _metric(req.measure, enum_of(props["metric"]), vocabulary, comparison)
+        if metric is None:
+            return None
+        args["metric"] = metric
+    if req.k is not None:
+        name = next((a for a in COUNT_ARGS if a in props), None)
+        if name is not None:
+            top = props[name].get("maximum")
+            args[name] = min(req.k, top) if isinstance(top, int) else req.k
+    return args
+
+
+def _metric(
+    measure: str, allowed: list[Any], vocabulary: Vocabulary, comparison: str | None
+) -> str | None:
+    term = vocabulary.measure(measure)
+    fields = [measure, *(term.fields if term else [])]
+    found = [f for f in fields if f in allowed]
+    if not found and f"avg_{measure}" in allowed:
+        found = [f"avg_{measure}"]  # a per-item measure (price) of ranked groups: their mean
+    if comparison:
+        found = sorted(found, key=lambda f: comparison not in f)  # mom growth for a MoM ask
+    return found[0] if found else None
+
+
+def requirement_args(
+    requirements: Requirements, vocabulary: Vocabulary, tools: ToolArgs
+) -> dict[str, dict[str, dict[str, JSON]]]:
+    """For each selection of the question: tool -> the arguments that answer it."""
+    comparison = next(
+        (p.comparison for p in requirements.items if isinstance(p, PeriodReq) and p.comparison),
+        None,
+    )
+    out: dict[str, dict[str, dict[str, JSON]]] = {}
+    for req in requirements.items:
+        if isinstance(req, SelectionReq):
+            found = selection_args(req, vocabulary, tools, comparison)
+            if found:
+                out[req.id] = found
+    return out
+
+
+def schema_props(specs: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Mapping[str, Any]]:
+    """tool name -> ``properties`` of its input JSON schema."""
+    return {name: schema.get("properties", {}) for name, schema in specs}
+
+
+def bind_selections(plan: list[ActionSpec], requirements: list[dict[str, Any]]) -> list[ActionSpec]:
+    """``plan`` with each selection's arguments (a requirement row's ``args``: tool ->
+    arguments) bound into the first action calling such a tool that no other selection
+    took, over the plan's own defaults: "the 5 sub-categories with the fewest sellers" on
+    a plan that ranked the top 10 by GMV asks for the bottom 5 by sellers. Two selections
+    that agree on an action (one says "by GMV", the other "top 5") share it."""
+    out = list(plan)
+    bound: dict[str, dict[str, Any]] = {}  # action id -> the arguments selections set
+    for req in requirements:
+        hints = req.get("args") if req.get("kind") == "selection" else None
+        if not isinstance(hints, dict):
+            continue
+        for i, action in enumerate(out):
+            wanted = hints.get(action.tool or "")
+            if not isinstance(wanted, dict):
+                continue
+            before = bound.get(action.id)
+            if before is not None and _conflict(before, wanted):
+                continue  # another selection ranks this action its own way
+            merged = {**(before or {}), **wanted}
+            for name in COUNT_ARGS:  # "which is highest? list the top 5": the longer list
+                counts = [c for c in ((before or {}).get(name), wanted.get(name)) if c]
+                if counts:
+                    merged[name] = max(counts)
+            out[i] = action.model_copy(update={"args": {**action.args, **merged}})
+            bound[action.id] = merged
+            break
+    return out
+
+
+def _conflict(before: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    return any(before.get(k, v) != v for k, v in wanted.items() if k not in COUNT_ARGS)

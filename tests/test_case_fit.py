@@ -1,0 +1,169 @@
+"""Choosing the case by fit and binding it to the question's selections.
+
+The requirement bindings (``deepagent/requirements/bindings.py``) turn a selection into a
+ranking tool's arguments; the case fit (``context_loader/case_fit.py``) orders retrieved
+cases by what their filled plans cover; the offline planner then follows the first one
+with the question's order, metric and count, not the case's own. Before this, the planner
+followed the case closest in wording (preferring one of the question's lookup/analysis
+type) with the case's own arguments.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from context_loader.loader import ContextLoader
+from context_loader.models import ContextRequest
+from deepagent.core.schema import ActionSpec, CallActions
+from deepagent.core.settings import Settings
+from deepagent.deps import RunDeps
+from deepagent.requirements.bindings import bind_selections, requirement_args, schema_props
+from deepagent.requirements.model import Requirements, SelectionReq
+from deepagent.tools import ToolRegistry
+from eval.harness.plan_choice import ExpectedCall, PlanChoiceCase, decide, read_set, score
+from tests.conftest import INDEX_CACHE
+
+SETS = Path(__file__).parents[1] / "eval" / "sets"
+
+
+def _props(registry: ToolRegistry) -> dict[str, Any]:
+    return schema_props((s.name, s.json_schema()) for s in registry.tools.values())
+
+
+def _selection(**kw: Any) -> Requirements:
+    return Requirements(items=[SelectionReq(id="k1", text="x", **kw)])
+
+
+def test_a_bottom_k_asks_the_ranking_tool_for_ascending_order_metric_and_count(
+    registry: ToolRegistry,
+) -> None:
+    reqs = _selection(rule="bottom", k=5, measure="sellers", target="category")
+    args = requirement_args(reqs, registry.vocabulary(), _props(registry))["k1"]
+    assert args["rank_categories"] == {"order": "asc", "metric": "sellers", "limit": 5}
+    assert "list_child_categories" not in args  # cannot list its lowest: no order argument
+
+
+def test_a_per_item_measure_ranks_groups_by_their_average(registry: ToolRegistry) -> None:
+    reqs = _selection(rule="top", measure="price", target="category")
+    args = requirement_args(reqs, registry.vocabulary(), _props(registry))["k1"]
+    assert args["rank_categories"]["metric"] == "avg_price"
+
+
+def test_growth_follows_the_comparison_the_question_asks_for(registry: ToolRegistry) -> None:
+    from deepagent.requirements.model import PeriodReq
+
+    reqs = Requirements(
+        items=[
+            PeriodReq(id="p1", text="环比", start_month="2025-12", end_month="2025-12",
+                      comparison="mom"),
+            SelectionReq(id="k1", text="增长最快", rule="top", measure="growth",
+                         target="category"),
+        ]
+    )  # fmt: skip
+    args = requirement_args(reqs, registry.vocabulary(), _props(registry))["k1"]
+    assert args["rank_categories"]["metric"] == "gmv_growth_mom"
+
+
+def _rank(aid: str, **args: Any) -> ActionSpec:
+    return ActionSpec(id=aid, tool="rank_categories", args={"parent_id": 1, **args})
+
+
+def test_bindings_override_the_case_defaults_and_agreeing_selections_share_an_action() -> None:
+    plan = [_rank("a", metric="gmv", order="desc", limit=10), _rank("b", metric="gmv")]
+    rows = [
+        {"id": "k1", "kind": "selection", "args": {"rank_categories": {"order": "desc",
+                                                                       "limit": 1}}},
+        {"id": "k2", "kind": "selection", "args": {"rank_categories": {"order": "desc",
+                                                                       "limit": 5}}},
+        {"id": "k3", "kind": "selection", "args": {"rank_categories": {"order": "asc",
+                                                                       "metric": "sellers"}}},
+    ]  # fmt: skip
+    first, second = bind_selections(plan, rows)
+    assert first.args == {"parent_id": 1, "metric": "gmv", "order": "desc", "limit": 5}
+    assert second.args == {"parent_id": 1, "metric": "sellers", "order": "asc"}
+
+
+@pytest.fixture(scope="module")
+def full_loader(full_db: Path) -> ContextLoader:
+    return ContextLoader.create(Settings(data_path=full_db, cache_dir=INDEX_CACHE))
+
+
+async def _first_plan(loader: ContextLoader, question: str) -> list[ActionSpec]:
+    planner = RunDeps.create(loader.settings, loader, use_redis=False).planner
+    case = PlanChoiceCase(id="t", question=question, language="en", structure="x",
+                          expect="plan")  # fmt: skip
+    decision = await decide(loader, planner, case)
+    assert isinstance(decision.action, CallActions)
+    return decision.action.actions
+
+
+async def test_the_planner_ranks_as_the_question_asks_not_as_the_case_did(
+    full_loader: ContextLoader,
+) -> None:
+    actions = await _first_plan(full_loader, "身体护理下面卖家最少的5个叶子类目是哪些？")
+    ranks = [a for a in actions if a.tool == "rank_categories"]
+    assert ranks, [a.tool for a in actions]
+    assert {k: ranks[0].args.get(k) for k in ("order", "metric", "limit")} == {
+        "order": "asc",
+        "metric": "sellers",
+        "limit": 5,
+    }
+
+
+async def test_a_comparison_chooses_a_side_by_side_plan(full_loader: ContextLoader) -> None:
+    loaded = await full_loader.load(ContextRequest(question="身体乳和护手霜对比一下"))
+    first = full_loader.library.get(loaded.cases[0].id)
+    assert first is not None
+    assert "compare_categories" in {a.tool for a in first.plan}, loaded.cases[0].id
+
+
+async def test_a_case_leaving_a_ranking_uncovered_loses_to_one_that_covers_it(
+    full_loader: ContextLoader,
+) -> None:
+    question = "Which five leaf categories under Body care have the fewest sellers?"
+    loaded = await full_loader.load(ContextRequest(question=question))
+    first = full_loader.library.get(loaded.cases[0].id)
+    assert first is not None and loaded.cases[0].uncovered == []
+    assert "rank_categories" in {a.tool for a in first.plan}
+    costs = [len(c.uncovered) for c in loaded.cases]
+    assert costs == sorted(costs)
+
+
+async def test_the_skin_care_question_keeps_its_canonical_plan(full_loader: ContextLoader) -> None:
+    question = (
+        "我想研发美容护肤类的新品，请帮我分析一下我适合研发哪类新品（选10个竞争强度最低的叶子类目），"
+        "并帮我分析一下我可能对标的竞品（这些机会类目对应的Top20竞品）有什么特点？"
+    )
+    loaded = await full_loader.load(ContextRequest(question=question))
+    assert loaded.cases[0].id == "canon-skincare-new-product"
+
+
+def test_scoring_a_first_plan_against_its_label(registry: ToolRegistry) -> None:
+    case = PlanChoiceCase(
+        id="t", question="q", language="en", structure="ranking_bottom", expect="plan",
+        calls=[ExpectedCall(tool="rank_categories", args={"order": "asc", "leaf_only": True})],
+    )  # fmt: skip
+    from deepagent.core.schema import PlannerDecision
+
+    def validate(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        spec = registry.get(tool)
+        assert spec is not None
+        return spec.input_model.model_validate(args).model_dump(mode="json")
+
+    def decision(**args: Any) -> PlannerDecision:
+        action = ActionSpec(id="a", tool="rank_categories", args={"parent_id": 1, **args})
+        return PlannerDecision(thought="t", action=CallActions(actions=[action]))
+
+    assert score(case, decision(order="asc", leaf_only=True), validate).ok
+    missed = score(case, decision(order="asc"), validate)  # leaf_only defaults to false
+    assert not missed.ok and missed.missing == ["rank_categories(order=asc, leaf_only=True)"]
+
+
+def test_the_case_choice_sets_parse_and_are_disjoint() -> None:
+    tune = read_set(SETS / "case_choice_tune.jsonl")
+    report = read_set(SETS / "case_choice.jsonl")
+    assert len(tune) >= 60 and len(report) >= 80
+    assert not {c.question for c in tune} & {c.question for c in report}
