@@ -211,10 +211,12 @@ class _PlanView:
         if any(isinstance(r, PeriodReq) and r.start_month != r.end_month for r in items):
             wanted.add("aspect:trend")
         feeders = {d for a in self.plan for d in _inputs(a)}  # a means to another action
+        named = sum(isinstance(r, SubjectReq) for r in items)
         count = 0
         for action in self.plan:
             roles = set().union(*(self.roles.get(t, set()) for t in _tools_of(action)))
             count += bool(roles) and not roles & wanted and action.id not in feeders
+            count += _pads(action, named)
         return count
 
     def _takes_subject(self, req: SubjectReq) -> bool:
@@ -279,6 +281,13 @@ def _roles(vocabulary: Vocabulary) -> dict[str, set[str]]:
         for tool in tools:
             roles.setdefault(tool, set()).add(f"list:{target}")
     return roles
+
+
+def _pads(action: ActionSpec, named: int) -> bool:
+    """A side-by-side call whose list holds more subjects than the question names: the
+    case compared its own pair (the main category beside the one asked about)."""
+    lists = [v for k, v in action.args.items() if _LIST_ARG.search(k) and isinstance(v, list)]
+    return any(len(v) > max(named, 1) for v in lists)
 
 
 def _inputs(action: ActionSpec) -> set[str]:

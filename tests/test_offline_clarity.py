@@ -25,6 +25,7 @@ from deepagent.record import RunRecord
         ("Show me the numbers for that campaign.", "that campaign"),
         ("Compare them for me", "them"),
         ("它的价格带呢？", "它"),
+        ("那两个哪个好一点？", "那两个"),  # no noun after the count: still a reference
     ],
 )
 def test_a_dangling_reference_is_named(question: str, reference: str) -> None:
@@ -56,6 +57,7 @@ def test_a_question_that_asks_for_nothing(question: str) -> None:
         ("这个月连衣裙卖得怎么样", {}, False),  # 这个月 is a time, not a thing
         ("Which leaves compete least, and what do they have in common?", {}, False),
         ("哪些叶子类目竞争最小？", {}, False),  # the skill's main-category fallback applies
+        ("我这个类目现在卷不卷啊", {}, False),  # 我这个: the merchant's own category
     ],
 )
 def test_resolved_or_specific_questions_go_ahead(

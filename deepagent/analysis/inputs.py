@@ -10,6 +10,7 @@ collected data by its shape (rows, names, metric fields, values and sources as s
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
@@ -17,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from deepagent.analysis.shapes import expand_groups, pair_name
 from deepagent.core.question import Language, detect_language
 from deepagent.core.schema import JSON, Strict, TodoItem, ToolResult
 from deepagent.core.vocab import ActionStatus
@@ -82,6 +84,10 @@ class AnalysisInput(Strict):
     subagent: bool = Field(default=False, description="conclusions and key figures only")
     coverage: list[CoverageItem] = Field(
         default_factory=list, description="every requirement with its coverage status"
+    )
+    measures: list[list[str]] = Field(
+        default_factory=list,
+        description="the data fields of each measure the question asks for, in its order",
     )
 
     @model_validator(mode="before")
@@ -149,11 +155,16 @@ ASKED: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 
-def asked_metrics(question: str) -> list[tuple[str, ...]]:
-    """The figures a lookup question asks for, each as its candidate data fields (GMV when
-    nothing more specific): "how many buyers and sellers" asks for two."""
+def asked_metrics(question: str, measures: Sequence[Sequence[str]] = ()) -> list[tuple[str, ...]]:
+    """The figures a lookup question asks for, each as its candidate data fields: the
+    requirements' measures first (their vocabulary fields), then any of the words below
+    they miss, GMV when nothing more specific: "how many buyers and sellers" asks for two,
+    "卷不卷？有多少家在卖" for the competition index and the sellers."""
     text = question.lower()
-    found = [keys for keys, words in ASKED if re.search(words, text)]
+    found = [tuple(m) for m in measures if m]
+    for keys, words in ASKED:
+        if re.search(words, text) and not any(set(keys) & set(f) for f in found):
+            found.append(keys)
     return found or [("gmv", "latest_gmv")]
 
 
@@ -162,6 +173,7 @@ def asked_metrics(question: str) -> list[tuple[str, ...]]:
 # fmt: off
 # Column and word labels (zh, en): data fields, and "@" words.
 LABELS: dict[str, tuple[str, str]] = {
+    "tgi": ("TGI", "TGI"), "@group": ("维度", "Dimension"),
     "gmv": ("GMV", "GMV"), "gmv_share": ("GMV占比", "GMV share"), "share": ("占比", "Share"),
     "competition_index": ("竞争指数", "Competition index"), "price": ("价格", "Price"),
     "rating": ("评分", "Rating"), "lost_buyers": ("流失买家", "Lost buyers"),
@@ -209,7 +221,8 @@ def name_of(obj: Row, lang: Language) -> str | None:
         if isinstance(obj.get(key), str) and obj[key]:
             name = str(obj[key])
             return f"{obj['year']} {name}" if isinstance(obj.get("year"), int) else name
-    return None
+    nested = (name_of(obj[k], lang) for k in PARENT_KEYS if isinstance(obj.get(k), dict))
+    return pair_name(obj, lang) or next((n for n in nested if n), None)
 
 
 def parent_of(data: JSON, lang: Language) -> str:
@@ -253,10 +266,14 @@ class Section:
     results: list[CollectedResult]
     lang: Language
     rows: list[tuple[str, Row]] = field(default_factory=list)
+    grouped: bool = False  # rows expanded from group rows (a profile's dimensions)
 
     def __post_init__(self) -> None:
         for res in self.results:
-            self.rows.extend((parent_of(res.data, self.lang), r) for r in main_list(res.data))
+            parent, rows = parent_of(res.data, self.lang), main_list(res.data)
+            expanded = expand_groups(parent, rows, self.lang)
+            self.grouped = self.grouped or len(expanded) != len(rows)
+            self.rows.extend(expanded)
 
     @property
     def merged(self) -> bool:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 
+from deepagent.analysis.compare import compare_lines
 from deepagent.analysis.inputs import (
     AnalysisInput,
+    CollectedResult,
     Row,
     Section,
     asked_metrics,
@@ -23,6 +25,7 @@ from deepagent.analysis.inputs import (
     parent_of,
 )
 from deepagent.analysis.phrases import say, source_line
+from deepagent.analysis.shapes import monthly
 from deepagent.core.question import Language
 
 _LIST = re.compile(
@@ -48,25 +51,35 @@ def list_size(question: str) -> int | None:
 
 
 def lookup_answer(inp: AnalysisInput, sections: list[Section]) -> list[str]:
-    """The asked figures or list, each block followed by its source line."""
-    lang, asked, size = inp.language, asked_metrics(inp.question), list_size(inp.question)
+    """The asked figures or list, each block followed by its source line; nothing when
+    the data holds none of them (a tool's own text is never pasted in as an answer: it
+    may be in another language than the question)."""
+    lang, size = inp.language, list_size(inp.question)
+    asked = asked_metrics(inp.question, inp.measures)
     lines: list[str] = []
-    for res in (r for sec in sections for r in sec.results):
-        if len(lines) >= MAX_LINES:
-            break
+    results = sorted((r for sec in sections for r in sec.results), key=_side_by_side)
+    compared: set[str] = set()  # subjects a comparison has given every figure of
+    for res in results:
         data = res.data if isinstance(res.data, dict) else {}
         rows = main_list(data)
+        if len(lines) >= MAX_LINES or (compared and parent_of(data, lang) in compared):
+            continue
         block = (
             _list_block(data, rows, asked, size, lang)
             if size and rows
             else _figure_block(data, rows, asked, lang)
         )
+        if block and _side_by_side(res) == 0 and not size:
+            compared |= {name_of(r, lang) or "" for r in rows}
         if block:
             lines += [*block, "", source_line([res], lang), ""]
-    if not lines:  # no figure matched: the first result's own summary, with its source
-        res = sections[0].results[0]
-        lines = [say(lang, "answer_text", text=res.plain_text), "", source_line([res], lang), ""]
-    return lines
+    return lines  # empty when no asked figure is in the data: the caller reports instead
+
+
+def _side_by_side(res: CollectedResult) -> int:
+    """Comparisons first (0), then the rest in collected order."""
+    rows = main_list(res.data)
+    return 0 if len(rows) > 1 and not monthly(rows) and all(name_of(r, "en") for r in rows) else 1
 
 
 def _figure_block(
@@ -74,7 +87,12 @@ def _figure_block(
 ) -> list[str]:
     who = parent_of(data, lang)
     if rows and not any(data.get(k) is not None for keys in asked for k in keys):
-        who, data = name_of(rows[0], lang) or who, {**data, **rows[0]}  # the first row's
+        if monthly(rows):  # a series: its latest month, about the series' subject
+            data = {**data, **rows[-1]}
+        elif len(rows) > 1 and all(name_of(r, lang) for r in rows):
+            return compare_lines(rows, asked, lang, data)
+        else:
+            who, data = name_of(rows[0], lang) or who, {**data, **rows[0]}  # the first row's
     month = _month(data, lang)
     out = []
     for keys in asked:

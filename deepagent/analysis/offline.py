@@ -33,7 +33,8 @@ from deepagent.analysis.inputs import (
     subagent_bullets,
 )
 from deepagent.analysis.lookup import lookup_answer
-from deepagent.analysis.phrases import say, source_line
+from deepagent.analysis.phrases import in_language, say, source_line
+from deepagent.analysis.shapes import monthly
 from deepagent.core.question import Language, about_itself
 from deepagent.requirements.statement import statement_lines
 
@@ -52,7 +53,7 @@ def columns(sec: Section) -> list[str]:
     """Up to 6 columns: the parent (merged for_each copies), the name, text fields, the
     ranking metric, then the known metrics and any other numbers."""
     rows = sec.plain
-    cols = ["@parent"] if sec.merged else []
+    cols = ["@parent"] if sec.merged or sec.grouped else []
     cols += ["@name"] if any(name_of(r, "en") for r in rows) else []
     metric = sec.data.get("metric")
     numeric = {k for r in rows for k in numeric_keys(r)}
@@ -73,9 +74,12 @@ def table(header: list[str], body: list[list[str]]) -> list[str]:
 
 def render_rows(sec: Section) -> list[str]:
     lang, groups, cols = sec.lang, sec.groups(), columns(sec)
+    if not cols:  # rows with neither a name nor a figure: no table of dashes
+        return []
     quota = max(1, MAX_ROWS // len(groups))  # merged copies share the rows fairly
     shown = [(p, r) for p, rows in groups.items() for r in window(rows, quota)][:MAX_ROWS]
     parent = "@category" if any(k in sec.data for k in ("category", "parent")) else "@subject"
+    parent = "@group" if sec.grouped else parent
 
     def cell(col: str, p: str, row: Row) -> str:
         if col == "@parent":
@@ -89,12 +93,6 @@ def render_rows(sec: Section) -> list[str]:
         more = "more_earlier" if monthly([r for _, r in sec.rows]) else "more_rows"
         lines += ["", say(lang, more, more=len(sec.rows) - len(shown), n=len(sec.rows))]
     return lines
-
-
-def monthly(rows: list[Row]) -> bool:
-    """Rows that are a monthly series in time order (oldest first)."""
-    months = [m for r in rows if isinstance(m := r.get("month"), str)]
-    return 1 < len(months) == len(rows) and months == sorted(months)
 
 
 def window(rows: list[Row], n: int) -> list[Row]:
@@ -143,9 +141,12 @@ class Insight:
 
 
 def top(rows: list[Row], key: str, lang: Language, n: int = 3) -> str:
+    named = [r for r in rows if name_of(r, lang)][:n]
     return label("@sep", lang).join(
-        say(lang, "item", name=name_of(r, lang) or "-", v=fmt(key, r.get(key), lang))
-        for r in rows[:n]
+        say(lang, "item", name=name_of(r, lang), v=fmt(key, r.get(key), lang))
+        if r.get(key) is not None
+        else str(name_of(r, lang))
+        for r in named
     )
 
 
@@ -237,10 +238,32 @@ def _ranking(sec: Section) -> Insight | None:
     return ins
 
 
-def _trend(sec: Section) -> Insight | None:
-    if not (sec.plain and sec.has("month") and sec.has("gmv")):
+def _groups(sec: Section) -> Insight | None:
+    """A breakdown by dimension: the largest segment of each (by its first figure)."""
+    if not (sec.grouped and sec.rows):
         return None
-    series = next(iter(sec.groups().values()))
+    parts = []
+    for group, rows in list(sec.groups().items())[:6]:
+        key = next(iter(numeric_keys(rows[0])), "")
+        best = max(rows, key=lambda r: r.get(key) or 0)
+        name = group.rsplit(" · ", 1)[-1]
+        parts.append(
+            _s(
+                sec,
+                "group",
+                g=name,
+                name=name_of(best, sec.lang),
+                v=fmt(key, best.get(key), sec.lang),
+            )
+        )
+    text = _s(sec, "groups", text=label("@semi", sec.lang).join(parts))
+    return Insight(_s(sec, "t_groups"), text, [text])
+
+
+def _trend(sec: Section) -> Insight | None:
+    series = next(iter(sec.groups().values()), [])
+    if not (monthly(series) and sec.has("gmv")):  # one month is a figure, not a change
+        return None
     a, b, p = series[0], series[-1], max(series, key=lambda r: r.get("gmv") or 0)
     av, bv, pv = (fmt("gmv", r.get("gmv"), sec.lang) for r in (a, b, p))
     text = _s(sec, "trend", a=a["month"], av=av, b=b["month"], bv=bv, p=p["month"], pv=pv)
@@ -248,22 +271,28 @@ def _trend(sec: Section) -> Insight | None:
     return Insight(_s(sec, "t_trend"), text, [text], [rec])
 
 
-_READERS = (_subagents, _flows, _bands, _reviews, _search, _products, _ranking, _trend)
+_READERS = (
+    _subagents, _flows, _bands, _reviews, _search, _products, _ranking, _groups, _trend
+)  # fmt: skip
 
 
 def _generic(sec: Section) -> Insight:
     rows, lang, data = sec.plain, sec.lang, sec.data
+    what = label(f"@{rows_key(data)[0]}", lang)
+    title = _s(sec, "t_result") if what.startswith("@") else _s(sec, "t_rows", what=what)
+    what = title if what.startswith("@") else what
     if rows:
         key = next((c for c in columns(sec) if not c.startswith("@") and c not in TEXT_COLS), "")
-        text = _s(sec, "leading", top=top(rows, key, lang))
-        return Insight(sec.results[0].tool, text, [text])
+        listed = top(rows, key, lang)
+        text = _s(sec, "leading", top=listed) if listed else _s(sec, "n_rows", n=len(rows))
+        return Insight(title, text, [text])
     if keys := numeric_keys(data)[:4]:
         figs = label("@comma", lang).join(f"{label(k, lang)} {fmt(k, data[k], lang)}" for k in keys)
         month = _s(sec, "paren", v=data["month"]) if isinstance(data.get("month"), str) else ""
-        text = _s(sec, "metrics", who=subject(sec) or sec.results[0].tool, month=month, figs=figs)
+        text = _s(sec, "metrics", who=subject(sec) or what, month=month, figs=figs)
         return Insight(_s(sec, "t_metrics"), text, [text])
-    text = sec.results[0].plain_text  # e.g. a SubAgent's conclusion
-    return Insight(sec.results[0].tool, text, [text] if text else [])
+    text = in_language(sec.results[0].plain_text, lang)  # e.g. a SubAgent's conclusion
+    return Insight(title, text, [text] if text else [])
 
 
 def product_insight(sec: Section) -> Insight:
@@ -290,7 +319,8 @@ def data_notes(inp: AnalysisInput) -> list[str]:
     lang, lines = inp.language, []
     for res in (r for r in inp.collected if r.status == "empty"):
         args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in res.args.items())
-        lines.append(say(lang, "no_data", tool=res.tool, args=args, why=res.plain_text))
+        why = in_language(res.plain_text, lang) or say(lang, "no_rows")
+        lines.append(say(lang, "no_data", tool=res.tool, args=args, why=why))
     bad = sum(r.status in ("failed", "skipped") for r in inp.collected)
     return lines + ([say(lang, "failed", n=bad)] if bad else [])
 
@@ -318,8 +348,8 @@ def report_lines(inp: AnalysisInput) -> list[str]:
     if not sections:
         nothing = "declined" if about_itself(inp.question) else "nothing"
         return [*lines, say(lang, nothing), "", *notes]
-    if inp.kind == "lookup" and not inp.subagent:
-        return lines + lookup_answer(inp, sections) + notes
+    if inp.kind == "lookup" and not inp.subagent and (answer := lookup_answer(inp, sections)):
+        return lines + answer + notes
     insights = [insight(sec) for sec in sections]
     lines += [say(lang, "h_conclusion"), ""]
     lines += [*(f"- {c}" for c in pick([i.conclusions for i in insights], 4)), ""]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from deepagent.analysis.inputs import CollectedResult, display_source
-from deepagent.core.question import Language
+from deepagent.core.question import Language, detect_language
 
 # fmt: off
 # Report sentences (zh, en), filled with str.format.
@@ -31,7 +31,10 @@ PHRASES: dict[str, tuple[str, str]] = {
     "failed": ("- 另有 {n} 个步骤执行失败或被跳过，其结果未纳入分析。",
                "- {n} more step(s) failed or were skipped; they are left out."),
     "answer": ("{who}{month}的{m}为 {v}。", "The {m} of {who}{month} was {v}."),
-    "in_month": ("（{m}）", " in {m}"), "answer_text": ("查询结果：{text}", "Result: {text}"),
+    "in_month": ("（{m}）", " in {m}"),
+    "cmp": ("{m}{when}：{items}，{verdict}。", "{m}{when}: {items}; {verdict}."),
+    "cmp_two": ("{hi}更高", "{hi} is higher"), "cmp_same": ("两者相同", "they are the same"),
+    "cmp_many": ("{hi}最高，{lo}最低", "{hi} is highest, {lo} lowest"),
     "list_head": ("{who}{month}排名前 {n} 的是：", "The top {n}{of}{month}:"),
     "list_item": ("{i}. {name}：{m} {v}", "{i}. {name}: {m} {v}"),
     "t_flow": ("流失去向", "Lost-buyer destinations"),
@@ -74,6 +77,12 @@ PHRASES: dict[str, tuple[str, str]] = {
     "rank_c_desc": ("{m}最高的是 {top}。", "Highest {m}: {top}."),
     "rank_r": ("优先考虑 {name}：{m} {v}，GMV {gmv}，是排名前半中市场规模最大的。",
                "Prioritise {name}: {m} {v} with GMV {gmv}, the largest market in the top half."),
+    "t_groups": ("各维度构成", "Breakdown by dimension"),
+    "t_rows": ("{what}明细", "{what} details"), "t_result": ("查询结果", "Query result"),
+    "n_rows": ("共返回 {n} 条记录。", "{n} records came back."),
+    "no_rows": ("该条件下没有数据", "no data for these arguments"),
+    "group": ("{g}以 {name} 为主（{v}）", "{g}: mostly {name} ({v})"),
+    "groups": ("{text}。", "{text}."),
     "t_trend": ("月度走势", "Monthly trend"),
     "trend": ("GMV 从 {a} 的 {av} 变为 {b} 的 {bv}，峰值在 {p}（{pv}）。",
               "GMV went from {av} in {a} to {bv} in {b}, peaking in {p} ({pv})."),
@@ -94,6 +103,11 @@ PHRASES: dict[str, tuple[str, str]] = {
 def say(lang: Language, key: str, **values: Any) -> str:
     zh, en = PHRASES[key]
     return (zh if lang == "zh" else en).format(**values)
+
+
+def in_language(text: str, lang: Language) -> str:
+    """``text`` when it is written in ``lang`` (a tool's own text is English), else ""."""
+    return text if text and detect_language(text) == lang else ""
 
 
 def source_line(results: list[CollectedResult], lang: Language) -> str:

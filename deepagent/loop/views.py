@@ -19,6 +19,7 @@ from deepagent.deps import Loader
 from deepagent.loop.coverage_step import arg_hints, tool_hints
 from deepagent.loop.state import RunState, round_view
 from deepagent.planning.context import CaseView, PlannerContext, RoundView, ToolView, Turn
+from deepagent.requirements.bindings import asked_fields
 from deepagent.requirements.model import Coverage
 from rag_cases.schema import Case
 
@@ -130,6 +131,7 @@ def analysis_input(view: RunView, loader: Loader, coverage: Coverage) -> Analysi
         conversation=[f"{t['role']}: {t['content']}" for t in state.get("conversation", [])],
         subagent=view.lite,
         coverage=coverage.items,
+        measures=asked_fields(loaded.requirements, loader.registry.vocabulary()),
     )
 
 

@@ -111,6 +111,28 @@ def requirement_args(
     return out
 
 
+def asked_fields(requirements: Requirements, vocabulary: Vocabulary) -> list[list[str]]:
+    """The data fields of every measure the question asks for (measures, what selections
+    rank by, what comparisons compare), in the question's order, each once; growth in
+    the comparison the question asks for first (MoM for a MoM question)."""
+    comparison = next(
+        (p.comparison for p in requirements.items if isinstance(p, PeriodReq) and p.comparison),
+        None,
+    )
+    out: list[list[str]] = []
+    for req in requirements.items:
+        name = getattr(req, "measure", None)
+        term = vocabulary.measure(name) if isinstance(name, str) else None
+        if term is None or not term.fields:
+            continue
+        fields = list(term.fields)
+        if comparison:
+            fields.sort(key=lambda f: comparison not in f)
+        if fields not in out:
+            out.append(fields)
+    return out
+
+
 def schema_props(specs: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Mapping[str, Any]]:
     """tool name -> ``properties`` of its input JSON schema."""
     return {name: schema.get("properties", {}) for name, schema in specs}
