@@ -23,6 +23,7 @@ from deepagent.core.schema import JSON, ActionSpec
 from deepagent.core.templates import BindingError, fill_template
 from deepagent.requirements.bindings import (
     bind_selections,
+    bind_subjects,
     enum_of,
     requirement_args,
     schema_props,
@@ -81,6 +82,7 @@ class CaseFit:
     def __init__(self, registry: ToolRegistry) -> None:
         self.vocabulary = registry.vocabulary()
         self.props = schema_props((s.name, s.json_schema()) for s in registry.tools.values())
+        self.takes = {name: list(props) for name, props in self.props.items()}
         self.facts = {
             name: _facts(spec.description, self.props[name], self.vocabulary)
             for name, spec in registry.tools.items()
@@ -115,7 +117,7 @@ class CaseFit:
         plan = _filled(hit.case.plan, params, question)
         if plan is None:
             return Fit(hit, rank, UNFILLABLE, ())
-        plan = bind_selections(plan, rows)
+        plan = bind_subjects(bind_selections(plan, rows), rows, self.takes)
         view = _PlanView(plan, self.facts, set(hit.case.fields), self.vocabulary, loaded)
         cost, uncovered = 0.0, []
         for req in requirements.items:

@@ -167,3 +167,35 @@ def test_the_case_choice_sets_parse_and_are_disjoint() -> None:
     report = read_set(SETS / "case_choice.jsonl")
     assert len(tune) >= 60 and len(report) >= 80
     assert not {c.question for c in tune} & {c.question for c in report}
+
+
+def test_the_named_product_and_period_replace_the_case_defaults() -> None:
+    from deepagent.requirements.bindings import bind_subjects
+
+    ref = {"$ref": "x", "path": "@"}
+    plan = [
+        ActionSpec(id="t", tool="get_product_trend", args={"product_id": 2129}),
+        ActionSpec(
+            id="o", tool="get_category_overview", args={"category_id": 1, "month": "2025-12"}
+        ),
+        ActionSpec(id="r", tool="compare_products", args={"product_ids": ref}),
+    ]
+    reqs: list[dict[str, Any]] = [
+        {"id": "s1", "kind": "subject", "subject_type": "product", "ref": 1451},
+        {"id": "p1", "kind": "period", "start_month": "2025-07", "end_month": "2025-10"},
+    ]
+    takes = {"get_product_trend": ["product_id", "start_month", "end_month"]}
+    trend, overview, compared = bind_subjects(plan, reqs, takes)
+    assert trend.args == {"product_id": 1451, "start_month": "2025-07", "end_month": "2025-10"}
+    assert overview.args == {"category_id": 1, "month": "2025-10"}
+    assert compared.args == plan[2].args  # read from another action: kept
+    p2 = {"id": "p2", "kind": "period", "start_month": "2024-07", "end_month": "2024-10"}
+    two_periods: list[dict[str, Any]] = [*reqs, p2]
+    assert bind_subjects(plan, two_periods, takes)[1].args["month"] == "2025-12"
+
+
+async def test_a_product_named_by_id_is_planned_for_its_period(full_loader: ContextLoader) -> None:
+    actions = await _first_plan(full_loader, "商品1451最近半年每个月卖了多少钱？")
+    trend = next(a for a in actions if a.tool == "get_product_trend")
+    assert trend.args["product_id"] == 1451
+    assert (trend.args.get("start_month"), trend.args.get("end_month")) == ("2025-07", "2025-12")

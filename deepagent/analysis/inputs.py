@@ -174,6 +174,7 @@ def asked_metrics(question: str, measures: Sequence[Sequence[str]] = ()) -> list
 # Column and word labels (zh, en): data fields, and "@" words.
 LABELS: dict[str, tuple[str, str]] = {
     "tgi": ("TGI", "TGI"), "@group": ("维度", "Dimension"),
+    "total_gmv": ("总GMV", "Total GMV"), "total_units": ("总销量", "Total units"),
     "gmv": ("GMV", "GMV"), "gmv_share": ("GMV占比", "GMV share"), "share": ("占比", "Share"),
     "competition_index": ("竞争指数", "Competition index"), "price": ("价格", "Price"),
     "rating": ("评分", "Rating"), "lost_buyers": ("流失买家", "Lost buyers"),

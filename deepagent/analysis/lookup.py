@@ -36,11 +36,18 @@ _LIST = re.compile(
 _SIZE = re.compile(r"(?:前|\btop[ -]?|\bthe\s+)(\d{1,2})\b|(\d{1,2})\s*(?:个|款|家|种|名|大)", re.I)
 _ZH_SIZE = re.compile(r"前([一二两三四五六七八九十])")
 _ZH_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九十", 1)} | {"两": 2}
-DEFAULT_LIST, MAX_LIST, MAX_LINES = 5, 10, 9
+_MONTHLY = re.compile(
+    r"每个月|每月|逐月|按月|各月|month[- ]by[- ]month|each month|every month|per month|monthly",
+    re.I,
+)
+DEFAULT_LIST, MAX_LIST, MAX_LINES, MAX_MONTHS = 5, 10, 9, 12
 
 
 def list_size(question: str) -> int | None:
-    """How many rows a list question asks for; None when it asks for figures."""
+    """How many rows a list question asks for; None when it asks for figures. A month by
+    month question asks for every month of its series (up to a year)."""
+    if _MONTHLY.search(question):
+        return MAX_MONTHS
     if not _LIST.search(question):
         return None
     if m := _SIZE.search(question):
@@ -107,10 +114,26 @@ def _list_block(
     data: Row, rows: list[Row], asked: list[tuple[str, ...]], size: int, lang: Language
 ) -> list[str]:
     who, month = parent_of(data, lang), _month(data, lang)
+    if monthly(rows):
+        return _series_block(who, rows, asked, lang)
     shown = rows[:size]
     of = f" of {who}" if who else ""
     head = say(lang, "list_head", who=who, month=month, n=len(shown), of=of)
     return [head, "", *(_item(i, row, asked, lang) for i, row in enumerate(shown, 1))]
+
+
+def _series_block(
+    who: str, rows: list[Row], asked: list[tuple[str, ...]], lang: Language
+) -> list[str]:
+    """Every month of a series (the latest year of a longer one, saying so), oldest first."""
+    shown = rows[-MAX_MONTHS:]
+    keys = [k for ks in asked for k in ks if any(r.get(k) is not None for r in shown)]
+    key = keys[0] if keys else next(iter(numeric_keys(shown[-1])), "gmv")
+    head = say(lang, "series_head", who=who, m=label(key, lang))
+    lines = [f"- {r['month']}：{fmt(key, r.get(key), lang)}" if lang == "zh"
+             else f"- {r['month']}: {fmt(key, r.get(key), lang)}" for r in shown]  # fmt: skip
+    more = [say(lang, "more_earlier", more=len(rows) - len(shown), n=len(rows))]
+    return [head, "", *lines, *(more if len(rows) > len(shown) else [])]
 
 
 def _item(i: int, row: Row, asked: list[tuple[str, ...]], lang: Language) -> str:

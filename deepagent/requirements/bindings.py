@@ -170,3 +170,59 @@ def bind_selections(plan: list[ActionSpec], requirements: list[dict[str, Any]]) 
 
 def _conflict(before: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
     return any(before.get(k, v) != v for k, v in wanted.items() if k not in COUNT_ARGS)
+
+
+def bind_subjects(
+    plan: list[ActionSpec],
+    requirements: list[dict[str, Any]],
+    takes: Mapping[str, Iterable[str]] | None = None,
+) -> list[ActionSpec]:
+    """``plan`` with the product and the period the question names, over the values a case
+    template filled from its own defaults ("the merchant's newest product", "from the
+    first month with data"): one product named by id replaces every literal
+    ``product_id``; one period replaces literal months (a range: ``start_month`` /
+    ``end_month``, added where the tool takes them (``takes``: tool -> argument names);
+    one month: ``month`` and the end of ranges). Values read from other actions
+    (``$ref`` / ``$item``) and plans about several products or periods are kept."""
+    wanted, ranged = _wanted(requirements)
+    if not wanted:
+        return plan
+    out = []
+    for action in plan:
+        names = set((takes or {}).get(action.tool or "", ()))
+        add: dict[str, JSON] = {
+            k: wanted[k] for k in ("start_month", "end_month") if ranged and k in names
+        }
+        out.append(_rebound_args(action, wanted, add))
+    return out
+
+
+def _wanted(requirements: list[dict[str, Any]]) -> tuple[dict[str, JSON], bool]:
+    products = {
+        r["ref"]
+        for r in requirements
+        if r.get("kind") == "subject"
+        and r.get("subject_type") == "product"
+        and isinstance(r.get("ref"), int)
+    }
+    periods = [r for r in requirements if r.get("kind") == "period"]
+    wanted: dict[str, JSON] = {"product_id": next(iter(products))} if len(products) == 1 else {}
+    if len(periods) != 1 or periods[0].get("comparison"):
+        return wanted, False
+    start, end = periods[0]["start_month"], periods[0]["end_month"]
+    wanted |= {"month": end, "end_month": end}
+    if start != end:
+        wanted["start_month"] = start
+    return wanted, start != end
+
+
+def _rebound_args(
+    action: ActionSpec, wanted: Mapping[str, JSON], add: Mapping[str, JSON]
+) -> ActionSpec:
+    args = {**dict(action.args), **{k: v for k, v in add.items() if k not in action.args}}
+    for key, value in wanted.items():
+        if isinstance(args.get(key), int | str) and not isinstance(args.get(key), bool):
+            args[key] = value
+    if isinstance(args.get("start_month"), str) and isinstance(args.get("end_month"), str):
+        args["start_month"] = min(args["start_month"], args["end_month"])  # never reversed
+    return action if args == action.args else action.model_copy(update={"args": args})

@@ -16,7 +16,7 @@ from deepagent.core.question import detect_language
 from deepagent.core.schema import JSON, ActionSpec
 from deepagent.core.templates import BindingError, fill_template, param_names
 from deepagent.planning.render import sections
-from deepagent.requirements.bindings import bind_selections
+from deepagent.requirements.bindings import bind_selections, bind_subjects
 from deepagent.summaries.summarizer import done_actions
 
 
@@ -36,6 +36,7 @@ class Situation:
     requirements: list[dict[str, Any]] = field(default_factory=list)
     coverage: list[dict[str, Any]] = field(default_factory=list)
     required: dict[str, list[str]] = field(default_factory=dict)  # tool -> required args
+    takes: dict[str, list[str]] = field(default_factory=dict)  # tool -> every argument
 
 
 def read_situation(messages: Sequence[BaseMessage]) -> Situation:
@@ -67,6 +68,7 @@ def read_situation(messages: Sequence[BaseMessage]) -> Situation:
         requirements=_json_list(parts.get("requirements", "")),
         coverage=_json_list(parts.get("coverage", "")),
         required={sig.split("(", 1)[0]: _required(sig) for sig in signatures},
+        takes={sig.split("(", 1)[0]: _arguments(sig) for sig in signatures},
     )
 
 
@@ -96,11 +98,18 @@ def _json_list(text: str) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
+def _parts(signature: str) -> list[str]:
+    inner = signature.split("(", 1)[1].rsplit(")", 1)[0] if "(" in signature else ""
+    return [p.strip() for p in re.split(r",\s*(?=\w+:)", inner) if p.strip()]
+
+
 def _required(signature: str) -> list[str]:
     """The arguments of a ``name(arg: type = default, ...)`` signature without a default."""
-    inner = signature.split("(", 1)[1].rsplit(")", 1)[0] if "(" in signature else ""
-    parts = [p.strip() for p in re.split(r",\s*(?=\w+:)", inner) if p.strip()]
-    return [p.split(":", 1)[0] for p in parts if "=" not in p]
+    return [p.split(":", 1)[0] for p in _parts(signature) if "=" not in p]
+
+
+def _arguments(signature: str) -> list[str]:
+    return [p.split(":", 1)[0] for p in _parts(signature)]
 
 
 def case_tag(case_id: str) -> str:
@@ -122,7 +131,8 @@ def fill_case(case: dict[str, Any], sit: Situation, suffix: str = "") -> list[Ac
         except BindingError:
             return None
         actions.append(ActionSpec.model_validate(_retag(filled, tag)))
-    return bind_selections(actions, sit.requirements)
+    bound = bind_selections(actions, sit.requirements)
+    return bind_subjects(bound, sit.requirements, sit.takes)
 
 
 def _retag(value: Any, tag: str) -> Any:
