@@ -126,6 +126,8 @@ class CaseFit:
                 cost += share * WEIGHTS.get(req.kind, 0.0)
                 uncovered.append(req.id)
         cost += IDLE * view.idle(requirements)
+        if _per_item_asks(requirements) < 2:  # one call per item needs no sub-task
+            cost += IDLE * sum(a.subagent is not None for a in plan)
         return Fit(hit, rank, round(cost, 3), tuple(uncovered))
 
 
@@ -246,8 +248,9 @@ class _PlanView:
         return any(measure in f.measures for f in self.facts)
 
     def _ranks(self, req: SelectionReq) -> bool:
-        if req.rule == "main_band":
-            return "price_band_id" in self.arg_names
+        if req.rule == "main_band":  # a tool listing the bands, to choose the main one
+            bands = set(self.vocabulary.listings.get("band", []))
+            return bool(bands & self.tools)
         if req.rule == "threshold":
             return req.measure is None or self._carries(req.measure)
         every = {t for tools in self.vocabulary.listings.values() for t in tools}
@@ -283,6 +286,17 @@ def _roles(vocabulary: Vocabulary) -> dict[str, set[str]]:
         for tool in tools:
             roles.setdefault(tool, set()).add(f"list:{target}")
     return roles
+
+
+def _per_item_asks(requirements: Requirements) -> int:
+    """What the question asks of each fanned-out item: aspects (beyond listing the
+    sub-categories) and rankings of products. Two or more make a delegated sub-task per
+    item the natural plan ("dig into each one's price bands and best sellers")."""
+    return sum(
+        (isinstance(r, AspectReq) and r.aspect != "subcategories")
+        or (isinstance(r, SelectionReq) and r.target == "product")
+        for r in requirements.items
+    )
 
 
 def _pads(action: ActionSpec, named: int) -> bool:

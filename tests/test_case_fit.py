@@ -10,6 +10,7 @@ type) with the case's own arguments.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -199,3 +200,37 @@ async def test_a_product_named_by_id_is_planned_for_its_period(full_loader: Cont
     trend = next(a for a in actions if a.tool == "get_product_trend")
     assert trend.args["product_id"] == 1451
     assert (trend.args.get("start_month"), trend.args.get("end_month")) == ("2025-07", "2025-12")
+
+
+async def test_the_todo_list_quotes_the_question_in_its_language(
+    full_loader: ContextLoader,
+) -> None:
+    planner = RunDeps.create(full_loader.settings, full_loader, use_redis=False).planner
+    case = PlanChoiceCase(id="t", question="猫砂和猫粮比，哪个竞争更激烈？卖家各有多少？",
+                          language="zh", structure="x", expect="plan")  # fmt: skip
+    decision = await decide(full_loader, planner, case)
+    items = [t.content for t in decision.todo_list]
+    assert items and all(re.search(r"[\u4e00-\u9fff]", t) for t in items)
+    assert any("猫砂" in t and "猫粮" in t for t in items)
+    followed = full_loader.library.get((await full_loader.load(
+        ContextRequest(question=case.question))).cases[0].id)  # fmt: skip
+    assert followed is not None
+    assert not any(step in items for step in followed.approach)  # not the case's own steps
+
+
+def test_todo_items_complete_as_their_requirements_are_covered() -> None:
+    from deepagent.planning.offline.todo import requirement_todo
+
+    reqs = [
+        {"id": "s1", "kind": "subject", "text": "身体乳"},
+        {"id": "m1", "kind": "measure", "text": "GMV"},
+        {"id": "a1", "kind": "aspect", "text": "价格带"},
+    ]
+    before = requirement_todo(reqs, [], "zh", final=False)
+    assert [t.status for t in before] == ["in_progress", "pending", "pending"]
+    assert before[0].content == "查询「身体乳」的「GMV」"
+    coverage = [{"requirement": "m1", "status": "covered"}, {"requirement": "a1",
+                                                              "status": "missing"}]  # fmt: skip
+    after = requirement_todo(reqs, coverage, "zh", final=False)
+    assert [t.status for t in after] == ["completed", "in_progress", "pending"]
+    assert requirement_todo([reqs[0]], [], "en", final=False) == []  # nothing to quote

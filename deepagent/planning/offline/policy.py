@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from deepagent.core.question import about_itself
+from deepagent.core.question import about_itself, detect_language
 from deepagent.core.schema import (
     ActionSpec,
     CallActions,
@@ -34,6 +34,7 @@ from deepagent.planning.offline.situation import (
     missing_params,
     read_situation,
 )
+from deepagent.planning.offline.todo import requirement_todo
 
 # --- the policy ----------------------------------------------------------------------
 
@@ -140,7 +141,12 @@ def _todo(
 ) -> list[TodoItem]:
     if sit.lite:
         return []
-    steps = list(case.get("approach", [])) or [sit.question]
+    quoted = requirement_todo(sit.requirements, sit.coverage, sit.language, final)
+    if quoted:
+        return quoted
+    steps = list(case.get("approach", []))
+    if not steps or detect_language(" ".join(steps)) != sit.language:
+        steps = [sit.question]  # never the case's steps in another language
     if final:
         return [TodoItem(content=s, status="completed") for s in steps]
     share = len([a for a in plan if a.id in ok]) / max(len(plan), 1)
