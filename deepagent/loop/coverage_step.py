@@ -7,7 +7,7 @@ planner reads ``coverage_part`` as ``<coverage>``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -21,9 +21,10 @@ from deepagent.requirements.model import AspectReq, Coverage, Requirements
 from deepagent.tools import ToolRegistry
 
 
-def run_coverage(
-    state: Mapping[str, Any], loaded: LoadedContext, registry: ToolRegistry
-) -> Coverage:
+def args_validator(registry: ToolRegistry) -> Callable[[str, dict[str, JSON]], dict[str, JSON]]:
+    """A tool's arguments with its defaults filled in (the raw ones when they do not
+    validate or the tool is unknown)."""
+
     def validate(tool: str, args: dict[str, JSON]) -> dict[str, JSON]:
         spec = registry.get(tool)
         if spec is None:
@@ -34,6 +35,13 @@ def run_coverage(
             return args
         return dumped
 
+    return validate
+
+
+def run_coverage(
+    state: Mapping[str, Any], loaded: LoadedContext, registry: ToolRegistry
+) -> Coverage:
+    validate = args_validator(registry)
     evidence = evidence_from(state.get("collected", []), validate, state.get("subagent_tools"))
     ctx = CoverageContext(
         vocabulary=registry.vocabulary(),

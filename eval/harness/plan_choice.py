@@ -20,6 +20,7 @@ from pydantic import Field, ValidationError
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest, PageContext
 from deepagent.core.schema import JSON, ActionSpec, CallActions, CallHuman, PlannerDecision, Strict
+from deepagent.loop.coverage_step import args_validator
 from deepagent.loop.views import RunView, planner_context
 from deepagent.planning.planner import Planner, plan_round
 from deepagent.requirements.evidence import SUBJECT_KEYS, ids_under
@@ -154,18 +155,7 @@ async def evaluate(
     cases: Sequence[PlanChoiceCase],
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[PlanChoiceReport, list[PlanChoiceResult]]:
-    registry = loader.registry
-
-    def validate(tool: str, args: dict[str, JSON]) -> dict[str, JSON]:
-        spec = registry.get(tool)
-        if spec is None:
-            return args
-        try:
-            dumped: dict[str, JSON] = spec.input_model.model_validate(args).model_dump(mode="json")
-        except ValidationError:
-            return args
-        return dumped
-
+    validate = args_validator(loader.registry)
     results = []
     for n, case in enumerate(cases, 1):
         decision = await decide(loader, planner, case)
