@@ -234,3 +234,17 @@ def test_todo_items_complete_as_their_requirements_are_covered() -> None:
     after = requirement_todo(reqs, coverage, "zh", final=False)
     assert [t.status for t in after] == ["completed", "in_progress", "pending"]
     assert requirement_todo([reqs[0]], [], "en", final=False) == []  # nothing to quote
+
+
+def test_an_aspect_brings_the_arguments_its_vocabulary_names(registry: ToolRegistry) -> None:
+    from deepagent.requirements.model import AspectReq
+
+    reqs = Requirements(items=[AspectReq(id="a1", text="差评", aspect="complaints")])
+    args = requirement_args(reqs, registry.vocabulary(), _props(registry))
+    assert args == {"a1": {"get_review_keywords": {"sentiment": "negative"}}}
+
+
+async def test_complaints_are_asked_for_as_negative_keywords(full_loader: ContextLoader) -> None:
+    actions = await _first_plan(full_loader, "What are buyers complaining about for hand cream?")
+    keywords = [a for a in actions if a.tool == "get_review_keywords"]
+    assert keywords and all(a.args.get("sentiment") == "negative" for a in keywords)

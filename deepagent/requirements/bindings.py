@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from deepagent.core.schema import JSON, ActionSpec
-from deepagent.requirements.model import PeriodReq, Requirements, SelectionReq
+from deepagent.requirements.model import AspectReq, PeriodReq, Requirements, SelectionReq
 from deepagent.requirements.vocabulary import Vocabulary
 
 COUNT_ARGS = ("limit", "top_n", "page_size")
@@ -97,17 +97,21 @@ def _metric(
 def requirement_args(
     requirements: Requirements, vocabulary: Vocabulary, tools: ToolArgs
 ) -> dict[str, dict[str, dict[str, JSON]]]:
-    """For each selection of the question: tool -> the arguments that answer it."""
+    """For each selection (and each aspect whose vocabulary term names arguments) of the
+    question: tool -> the arguments that answer it."""
     comparison = next(
         (p.comparison for p in requirements.items if isinstance(p, PeriodReq) and p.comparison),
         None,
     )
     out: dict[str, dict[str, dict[str, JSON]]] = {}
     for req in requirements.items:
+        found: dict[str, dict[str, JSON]] = {}
         if isinstance(req, SelectionReq):
             found = selection_args(req, vocabulary, tools, comparison)
-            if found:
-                out[req.id] = found
+        elif isinstance(req, AspectReq) and (term := vocabulary.aspect(req.aspect)):
+            found = {t: dict(a) for t, a in term.args.items() if t in tools}
+        if found:
+            out[req.id] = found
     return out
 
 
@@ -147,7 +151,7 @@ def bind_selections(plan: list[ActionSpec], requirements: list[dict[str, Any]]) 
     out = list(plan)
     bound: dict[str, dict[str, Any]] = {}  # action id -> the arguments selections set
     for req in requirements:
-        hints = req.get("args") if req.get("kind") == "selection" else None
+        hints = req.get("args") if req.get("kind") in ("selection", "aspect") else None
         if not isinstance(hints, dict):
             continue
         for i, action in enumerate(out):

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from deepagent.core.schema import Strict
+from deepagent.core.schema import JSON, Strict
 
 
 class Term(Strict):
@@ -27,6 +27,11 @@ class Term(Strict):
         default_factory=list, description="measures: data keys / metric values that carry it"
     )
     tools: list[str] = Field(default_factory=list, description="aspects: tools that answer it")
+    args: dict[str, dict[str, JSON]] = Field(
+        default_factory=dict,
+        description="aspects: tool -> the arguments that make it answer this aspect"
+        " (complaints: a keyword tool's negative sentiment)",
+    )
 
 
 class Vocabulary(Strict):
@@ -82,6 +87,7 @@ def _unite(into: dict[str, Term], terms: list[Term]) -> None:
             en=_union(old.en, term.en),
             fields=_union(old.fields, term.fields),
             tools=_union(old.tools, term.tools),
+            args={**old.args, **term.args},
         )
 
 
