@@ -25,7 +25,9 @@ from deepagent.requirements.bindings import (
     bind_selections,
     bind_subjects,
     enum_of,
+    listing_tools,
     requirement_args,
+    requirement_rows,
     schema_props,
 )
 from deepagent.requirements.evidence import MONTH_KEYS, SUBJECT_KEYS
@@ -83,6 +85,7 @@ class CaseFit:
         self.vocabulary = registry.vocabulary()
         self.props = schema_props((s.name, s.json_schema()) for s in registry.tools.values())
         self.takes = {name: list(props) for name, props in self.props.items()}
+        self.roles = _roles(self.vocabulary)
         self.facts = {
             name: _facts(spec.description, self.props[name], self.vocabulary)
             for name, spec in registry.tools.items()
@@ -97,7 +100,9 @@ class CaseFit:
         tools: Sequence[str],
     ) -> list[Fit]:
         loaded = {t: self.props[t] for t in tools if t in self.props}
-        rows = _rows(requirements, requirement_args(requirements, self.vocabulary, loaded))
+        rows = requirement_rows(
+            requirements, requirement_args(requirements, self.vocabulary, loaded)
+        )
         fits = [
             self._fit(hit, rank, requirements, rows, params, question, set(tools))
             for rank, hit in enumerate(hits)
@@ -118,7 +123,7 @@ class CaseFit:
         if plan is None:
             return Fit(hit, rank, UNFILLABLE, ())
         plan = bind_subjects(bind_selections(plan, rows), rows, self.takes)
-        view = _PlanView(plan, self.facts, set(hit.case.fields), self.vocabulary, loaded)
+        view = _PlanView(plan, self, set(hit.case.fields), loaded)
         cost, uncovered = 0.0, []
         for req in requirements.items:
             share = view.uncovered_share(req)
@@ -129,18 +134,6 @@ class CaseFit:
         if _per_item_asks(requirements) < 2:  # one call per item needs no sub-task
             cost += IDLE * sum(a.subagent is not None for a in plan)
         return Fit(hit, rank, round(cost, 3), tuple(uncovered))
-
-
-def _rows(
-    requirements: Requirements, args: dict[str, dict[str, dict[str, JSON]]]
-) -> list[dict[str, Any]]:
-    rows = []
-    for item in requirements.items:
-        row: dict[str, Any] = item.model_dump(mode="json")
-        if item.id in args:
-            row["args"] = args[item.id]
-        rows.append(row)
-    return rows
 
 
 def _filled(
@@ -171,21 +164,16 @@ class _PlanView:
     """A filled plan as the fit reads it: its tools, argument names and measures."""
 
     def __init__(
-        self,
-        plan: list[ActionSpec],
-        facts: Mapping[str, ToolFacts],
-        case_fields: set[str],
-        vocabulary: Vocabulary,
-        loaded: set[str],
+        self, plan: list[ActionSpec], fit: CaseFit, case_fields: set[str], loaded: set[str]
     ) -> None:
         self.plan = plan
-        self.vocabulary = vocabulary
+        self.vocabulary = fit.vocabulary
+        self.roles = fit.roles
         self.loaded = loaded
         self.case_fields = case_fields
         self.tools = {t for a in plan for t in _tools_of(a)}
-        self.facts = [facts[t] for t in self.tools if t in facts]
+        self.facts = [fit.facts[t] for t in self.tools if t in fit.facts]
         self.arg_names = {k for a in plan for k in a.args} | {k for f in self.facts for k in f.args}
-        self.roles = _roles(vocabulary)
 
     def uncovered_share(self, req: Requirement) -> float:
         """0 when the plan covers ``req``, else the share of its weight it leaves open."""
@@ -253,8 +241,7 @@ class _PlanView:
             return bool(bands & self.tools)
         if req.rule == "threshold":
             return req.measure is None or self._carries(req.measure)
-        every = {t for tools in self.vocabulary.listings.values() for t in tools}
-        listing = set(self.vocabulary.listings.get(req.target, [])) if req.target else every
+        listing = set(listing_tools(req.target, self.vocabulary))
         for action in self.plan:
             if not listing & set(_tools_of(action)):
                 continue

@@ -96,7 +96,7 @@ async def _first_plan(loader: ContextLoader, question: str) -> list[ActionSpec]:
     planner = RunDeps.create(loader.settings, loader, use_redis=False).planner
     case = PlanChoiceCase(id="t", question=question, language="en", structure="x",
                           expect="plan")  # fmt: skip
-    decision = await decide(loader, planner, case)
+    decision, _ = await decide(loader, planner, case)
     assert isinstance(decision.action, CallActions)
     return decision.action.actions
 
@@ -208,12 +208,11 @@ async def test_the_todo_list_quotes_the_question_in_its_language(
     planner = RunDeps.create(full_loader.settings, full_loader, use_redis=False).planner
     case = PlanChoiceCase(id="t", question="猫砂和猫粮比，哪个竞争更激烈？卖家各有多少？",
                           language="zh", structure="x", expect="plan")  # fmt: skip
-    decision = await decide(full_loader, planner, case)
+    decision, first = await decide(full_loader, planner, case)
     items = [t.content for t in decision.todo_list]
     assert items and all(re.search(r"[\u4e00-\u9fff]", t) for t in items)
     assert any("猫砂" in t and "猫粮" in t for t in items)
-    followed = full_loader.library.get((await full_loader.load(
-        ContextRequest(question=case.question))).cases[0].id)  # fmt: skip
+    followed = full_loader.library.get(first or "")
     assert followed is not None
     assert not any(step in items for step in followed.approach)  # not the case's own steps
 

@@ -130,8 +130,7 @@ def _series_block(
     keys = [k for ks in asked for k in ks if any(r.get(k) is not None for r in shown)]
     key = keys[0] if keys else next(iter(numeric_keys(shown[-1])), "gmv")
     head = say(lang, "series_head", who=who, m=label(key, lang))
-    lines = [f"- {r['month']}：{fmt(key, r.get(key), lang)}" if lang == "zh"
-             else f"- {r['month']}: {fmt(key, r.get(key), lang)}" for r in shown]  # fmt: skip
+    lines = [say(lang, "series_item", m=r["month"], v=fmt(key, r.get(key), lang)) for r in shown]
     more = [say(lang, "more_earlier", more=len(rows) - len(shown), n=len(rows))]
     return [head, "", *lines, *(more if len(rows) > len(shown) else [])]
 

@@ -37,6 +37,7 @@ PHRASES: dict[str, tuple[str, str]] = {
     "cmp_many": ("{hi}最高，{lo}最低", "{hi} is highest, {lo} lowest"),
     "list_head": ("{who}{month}排名前 {n} 的是：", "The top {n}{of}{month}:"),
     "series_head": ("{who}每月的{m}：", "{m} of {who} by month:"),
+    "series_item": ("- {m}：{v}", "- {m}: {v}"),
     "list_item": ("{i}. {name}：{m} {v}", "{i}. {name}: {m} {v}"),
     "t_flow": ("流失去向", "Lost-buyer destinations"),
     "flow": ("流失买家主要流向：{top}。", "Lost buyers mainly went to {top}."),

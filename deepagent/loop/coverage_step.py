@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from context_loader.models import LoadedContext
 from deepagent.core.schema import JSON, CallActions
-from deepagent.requirements.bindings import requirement_args, schema_props
+from deepagent.requirements.bindings import requirement_args, requirement_rows, schema_props
 from deepagent.requirements.coverage import CoverageContext, check
 from deepagent.requirements.evidence import evidence_from
 from deepagent.requirements.model import AspectReq, Coverage, Requirements
@@ -84,14 +84,7 @@ def requirements_part(
 ) -> str:
     """What the planner reads in ``<requirements>``: every item, aspects with the loaded
     tools that answer them, selections with the arguments that answer them."""
-    rows: list[dict[str, Any]] = []
-    for item in requirements.items:
-        row: dict[str, Any] = item.model_dump(mode="json")
-        if hints.get(item.id):
-            row["tools"] = hints[item.id]
-        if args and args.get(item.id):
-            row["args"] = args[item.id]
-        rows.append(row)
+    rows = requirement_rows(requirements, args or {}, hints)
     return json.dumps(rows, ensure_ascii=False) if rows else "(none)"
 
 

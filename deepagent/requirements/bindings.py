@@ -1,11 +1,13 @@
-"""The arguments a ranking requirement asks of each loaded tool that can rank its target.
+"""The arguments a question's requirements ask of the tools, and the plan bound to them.
 
 A selection ("the 10 leaves with the lowest competition", "top 20 products") is answered
-by a listing tool of its target called with the right order, metric and count. Those
-arguments come from the requirement, never from a reference case's own defaults: the
-planner prompt shows them beside the requirement (``args``) and the offline planner binds
-them into the case plan it follows; the case fit (``context_loader/case_fit.py``) scores
-plans after the same binding.
+by a listing tool of its target called with the right order, metric and count; an aspect
+may name arguments in its vocabulary term (complaints: negative sentiment); the product
+named by id and the question's period replace a case template's own values. All of it
+comes from the requirements, never from a reference case's defaults: the planner prompt
+shows the arguments beside each requirement (``args``, from ``requirement_rows``), the
+offline planner binds them into the case plan it follows, and the case fit
+(``context_loader/case_fit.py``) scores plans after the same binding.
 """
 
 from __future__ import annotations
@@ -44,10 +46,8 @@ def selection_args(
     bottom-k, no ``metric`` value for the measure where it has a metric) is left out."""
     if req.rule not in ("top", "bottom"):
         return {}
-    every = [t for tools in vocabulary.listings.values() for t in tools]
-    names = vocabulary.listings.get(req.target, []) if req.target else every
     out: dict[str, dict[str, JSON]] = {}
-    for name in dict.fromkeys(names):
+    for name in listing_tools(req.target, vocabulary):
         props = tools.get(name)
         if props is None:
             continue
@@ -55,6 +55,13 @@ def selection_args(
         if args is not None:
             out[name] = args
     return out
+
+
+def listing_tools(target: str | None, vocabulary: Vocabulary) -> list[str]:
+    """The tools that list ``target`` (every listing tool when the target is not known)."""
+    if target:
+        return list(vocabulary.listings.get(target, []))
+    return list(dict.fromkeys(t for tools in vocabulary.listings.values() for t in tools))
 
 
 def _ranking_args(
@@ -89,9 +96,19 @@ def _metric(
     found = [f for f in fields if f in allowed]
     if not found and f"avg_{measure}" in allowed:
         found = [f"avg_{measure}"]  # a per-item measure (price) of ranked groups: their mean
-    if comparison:
-        found = sorted(found, key=lambda f: comparison not in f)  # mom growth for a MoM ask
+    found = _comparison_first(found, comparison)
     return found[0] if found else None
+
+
+def _comparison(requirements: Requirements) -> str | None:
+    """The comparison (yoy / mom) the question's period asks for, if any."""
+    periods = (p for p in requirements.items if isinstance(p, PeriodReq) and p.comparison)
+    return next((p.comparison for p in periods), None)
+
+
+def _comparison_first(fields: list[str], comparison: str | None) -> list[str]:
+    """``fields`` with those of the asked comparison first (MoM growth for a MoM ask)."""
+    return sorted(fields, key=lambda f: comparison not in f) if comparison else fields
 
 
 def requirement_args(
@@ -99,10 +116,7 @@ def requirement_args(
 ) -> dict[str, dict[str, dict[str, JSON]]]:
     """For each selection (and each aspect whose vocabulary term names arguments) of the
     question: tool -> the arguments that answer it."""
-    comparison = next(
-        (p.comparison for p in requirements.items if isinstance(p, PeriodReq) and p.comparison),
-        None,
-    )
+    comparison = _comparison(requirements)
     out: dict[str, dict[str, dict[str, JSON]]] = {}
     for req in requirements.items:
         found: dict[str, dict[str, JSON]] = {}
@@ -119,22 +133,35 @@ def asked_fields(requirements: Requirements, vocabulary: Vocabulary) -> list[lis
     """The data fields of every measure the question asks for (measures, what selections
     rank by, what comparisons compare), in the question's order, each once; growth in
     the comparison the question asks for first (MoM for a MoM question)."""
-    comparison = next(
-        (p.comparison for p in requirements.items if isinstance(p, PeriodReq) and p.comparison),
-        None,
-    )
+    comparison = _comparison(requirements)
     out: list[list[str]] = []
     for req in requirements.items:
         name = getattr(req, "measure", None)
         term = vocabulary.measure(name) if isinstance(name, str) else None
         if term is None or not term.fields:
             continue
-        fields = list(term.fields)
-        if comparison:
-            fields.sort(key=lambda f: comparison not in f)
+        fields = _comparison_first(list(term.fields), comparison)
         if fields not in out:
             out.append(fields)
     return out
+
+
+def requirement_rows(
+    requirements: Requirements,
+    args: Mapping[str, dict[str, dict[str, JSON]]],
+    tools: Mapping[str, list[str]] | None = None,
+) -> list[dict[str, Any]]:
+    """Every requirement as the planner reads it: its fields, plus the loaded tools that
+    answer an aspect (``tools``) and the arguments that answer it (``args``)."""
+    rows: list[dict[str, Any]] = []
+    for item in requirements.items:
+        row: dict[str, Any] = item.model_dump(mode="json")
+        if tools and tools.get(item.id):
+            row["tools"] = tools[item.id]
+        if args.get(item.id):
+            row["args"] = args[item.id]
+        rows.append(row)
+    return rows
 
 
 def schema_props(specs: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Mapping[str, Any]]:

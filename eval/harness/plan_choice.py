@@ -55,7 +55,7 @@ class PlanChoiceResult(Strict):
     ok: bool
     got: str = Field(description="what the first round did: ask, final, or its tool calls")
     missing: list[str] = Field(default_factory=list, description="expected calls not planned")
-    case: str | None = Field(default=None, description="the first reference case")
+    case: str | None = Field(default=None, description="the first reference case chosen")
 
 
 class PlanChoiceReport(Strict):
@@ -135,7 +135,10 @@ def _subject_count(actions: Sequence[ActionSpec]) -> int:
     return max(counts, default=0)
 
 
-async def decide(loader: ContextLoader, planner: Planner, case: PlanChoiceCase) -> PlannerDecision:
+async def decide(
+    loader: ContextLoader, planner: Planner, case: PlanChoiceCase
+) -> tuple[PlannerDecision, str | None]:
+    """The first round's decision and the first reference case the context stage chose."""
     request = ContextRequest(question=case.question, user_id="demo", page=case.page, source="eval")
     loaded = await loader.load(request)
     state: dict[str, Any] = {
@@ -146,7 +149,7 @@ async def decide(loader: ContextLoader, planner: Planner, case: PlanChoiceCase) 
     result = await plan_round(planner, planner_context(RunView(state), loader))  # type: ignore[arg-type]
     if result.decision is None:
         raise RuntimeError(f"{case.id}: the planner failed: {result.error}")
-    return result.decision
+    return result.decision, (loaded.cases[0].id if loaded.cases else None)
 
 
 async def evaluate(
@@ -158,20 +161,11 @@ async def evaluate(
     validate = args_validator(loader.registry)
     results = []
     for n, case in enumerate(cases, 1):
-        decision = await decide(loader, planner, case)
-        result = score(case, decision, validate)
-        results.append(result.model_copy(update={"case": _first_case(decision)}))
+        decision, first = await decide(loader, planner, case)
+        results.append(score(case, decision, validate).model_copy(update={"case": first}))
         if progress:
             progress(n, len(cases))
     return summarize(results), results
-
-
-def _first_case(decision: PlannerDecision) -> str | None:
-    return (
-        decision.thought.split("case ", 1)[1].split(" ", 1)[0]
-        if "case " in decision.thought
-        else None
-    )
 
 
 def summarize(results: Sequence[PlanChoiceResult]) -> PlanChoiceReport:

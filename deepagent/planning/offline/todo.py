@@ -93,12 +93,7 @@ def _period(requirements: list[dict[str, Any]], zh: bool) -> str:
     periods = [r for r in requirements if r.get("kind") == "period"]
     if not periods:
         return ""
-    spans = [
-        p["start_month"]
-        if p["start_month"] == p["end_month"]
-        else f"{p['start_month']}..{p['end_month']}"
-        for p in periods
-    ]
+    spans = [_span(p["start_month"], p["end_month"]) for p in periods]
     joined = ("、" if zh else ", ").join(spans)
     return f"（{joined}）" if zh else f" ({joined})"
 
