@@ -6,7 +6,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, TypedDict, Unpack, cast
+from typing import Any, Literal, TypedDict, Unpack, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -16,8 +16,9 @@ from langgraph.types import Command
 from context_loader.models import ContextRequest, LoadedContext
 from deepagent import events as ev
 from deepagent.core.question import detect_language
-from deepagent.core.vocab import StopKind
+from deepagent.core.vocab import ReviewPlan, StopKind
 from deepagent.loop.graph import RunDeps, build_graph
+from deepagent.loop.review_step import Refused, ReviewStep
 from deepagent.loop.routing import stop_kind
 from deepagent.loop.state import RunState
 from deepagent.record import (
@@ -28,6 +29,7 @@ from deepagent.record import (
     TokenCount,
 )
 from deepagent.requirements.model import Coverage
+from deepagent.review.model import InvalidEdit, PlanProposal, PlanReviewRecord
 from deepagent.subagents.dispatch import SubAgentBackend
 from deepagent.subagents.local import LocalBackend
 from deepagent.summaries.scheduler import Summarizer
@@ -38,13 +40,19 @@ EventSink = Callable[[ev._Event], None]
 
 class StartOptions(TypedDict, total=False):
     """How a run starts: its mode (the settings' by default), its id (a new one by
-    default), the conversation's earlier turns (user / assistant) and what is known of
-    the user (both go to the planner as context)."""
+        default), the conversation's earlier turns (user / assistant) and what is known of
+        the user (both go to the planner as context), and when its plan is shown for review
+    before it runs."""
 
     mode: str | None
     run_id: str | None
     conversation: list[dict[str, str]] | None
     memory: str
+    review_plan: ReviewPlan | None  # None: the settings' default
+
+
+class NotWaiting(Exception):
+    """The run does not wait for this kind of answer (or for any)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,13 @@ class RunSnapshot:
     def exists(self) -> bool:
         """False for a run with no checkpoint (unknown, or died before its first one)."""
         return bool(self.values)
+
+    @property
+    def waiting_for(self) -> Literal["plan_review", "answer"] | None:
+        """What the run waits for: its plan's review, an answer to its question, nothing."""
+        if not self.waiting or self.values.get("status") in ("failed", "cancelled"):
+            return None
+        return "plan_review" if self.values.get("review") else "answer"
 
     def record(self) -> RunRecord:
         """The RunRecord of this state."""
@@ -84,6 +99,7 @@ class Agent:
         self.summarizer = Summarizer(deps.settings, deps.summarizer)
         self.checkpointer = checkpointer or InMemorySaver()
         self.graph = build_graph(deps, self.checkpointer, self.subagents, self.summarizer)
+        self.reviews = ReviewStep(deps, self.summarizer, allow_subagents=True)
         settings = deps.settings
         if settings.filesystem:
             cleanup_once(settings.workspace_root, settings.workspace_retention_s)
@@ -107,6 +123,7 @@ class Agent:
             "mode": mode,
             "started": time.time(),
             "status": "running",
+            "review_plan": options.get("review_plan") or self.deps.settings.review_plan,
         }
         if conversation:
             state["conversation"] = conversation
@@ -118,9 +135,10 @@ class Agent:
             yield event
 
     async def resume(
-        self, run_id: str, answer: str, *, after_seq: int | None = None
+        self, run_id: str, answer: str | dict[str, Any], *, after_seq: int | None = None
     ) -> AsyncIterator[ev._Event]:
-        """Answer a ``call_human``; events continue after ``after_seq`` when given."""
+        """Answer a ``call_human`` (text) or a plan review (a review answer as a dict,
+        see :meth:`check_review`); events continue after ``after_seq`` when given."""
         self._restamp(run_id, after_seq)
         async for event in self._drive(run_id, Command(resume=answer)):
             yield event
@@ -132,12 +150,30 @@ class Agent:
             yield event
 
     async def resume_fresh(
-        self, request: ContextRequest, mode: str, run_id: str, after_seq: int
+        self,
+        request: ContextRequest,
+        mode: str,
+        run_id: str,
+        after_seq: int,
+        review_plan: ReviewPlan | None = None,
     ) -> AsyncIterator[ev._Event]:
         """Start a run again that died before its first checkpoint (events go on)."""
         self._restamp(run_id, after_seq)
-        async for event in self.start(request, mode=mode, run_id=run_id):
+        options: StartOptions = {"mode": mode, "run_id": run_id, "review_plan": review_plan}
+        async for event in self.start(request, **options):
             yield event
+
+    async def check_review(self, run_id: str, answer: dict[str, Any]) -> dict[str, Any]:
+        """The answer to the run's waiting plan review, validated as the review node will
+        (an edit like a planner decision): NotWaiting when no review waits, InvalidEdit
+        naming the problem otherwise. Returns the answer to give :meth:`resume`."""
+        snap = await self.snapshot(run_id)
+        if snap.waiting_for != "plan_review":
+            raise NotWaiting(f"run {run_id} is not waiting for a plan review")
+        outcome = self.reviews.outcome(cast(RunState, snap.values), answer)
+        if isinstance(outcome, Refused):
+            raise InvalidEdit(outcome.problem)
+        return answer
 
     def _backend(self) -> SubAgentBackend:
         """RQ workers when Redis is configured, else this process (composition root)."""
@@ -219,9 +255,9 @@ class Agent:
         return await self._drain(run_id, events, on_event)
 
     async def resume_to_end(
-        self, run_id: str, answer: str, *, on_event: EventSink | None = None
+        self, run_id: str, answer: str | dict[str, Any], *, on_event: EventSink | None = None
     ) -> RunRecord:
-        """Answer a ``call_human`` and drive the run to its end."""
+        """Answer a ``call_human`` or a plan review and drive the run to its end."""
         return await self._drain(run_id, self.resume(run_id, answer), on_event)
 
     async def _drain(
@@ -236,6 +272,9 @@ class Agent:
         """The run's latest checkpoint: its state values and whether it waits for an answer."""
         state = await self.graph.aget_state(_config(run_id))
         return RunSnapshot(run_id=run_id, values=dict(state.values), waiting=bool(state.next))
+
+    async def waiting_for(self, run_id: str) -> Literal["plan_review", "answer"] | None:
+        return (await self.snapshot(run_id)).waiting_for
 
     async def history(self, run_id: str) -> AsyncIterator[RunSnapshot]:
         """The run's checkpoints, newest first."""
@@ -257,10 +296,11 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
     question = state.get("request", {}).get("question", "")
     status = state.get("status", "running")
     pending = None
-    if waiting and status != "failed":
+    review = state.get("review")
+    if waiting and status not in ("failed", "cancelled"):
         status = "needs_input"
         decision = state.get("decision") or {}
-        pending = decision.get("action", {}).get("question")
+        pending = None if review else decision.get("action", {}).get("question")
     elif status not in ("completed", "failed", "cancelled"):
         status = "failed"
     rounds = [RoundRecord.model_validate(r) for r in state.get("rounds", [])]
@@ -283,6 +323,8 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
         rounds=rounds,
         analysis=state.get("analysis", ""),
         pending_question=pending,
+        pending_review=PlanProposal.model_validate(review) if waiting and review else None,
+        plan_reviews=[PlanReviewRecord.model_validate(x) for x in state.get("plan_reviews", [])],
         timings_ms=timings,
         llm_calls=state.get("llm_calls", {}),
         tokens={k: TokenCount(**v) for k, v in state.get("tokens", {}).items()},

@@ -9,6 +9,7 @@ from pydantic import Field, TypeAdapter
 
 from deepagent.core.schema import JSON, Strict, TodoItem
 from deepagent.requirements.model import CoverageItem
+from deepagent.review.model import EditDiff, PlanProposal
 
 
 class _Event(Strict):
@@ -95,6 +96,22 @@ class HumanInputRequested(_Event):
     options: list[str] = Field(default_factory=list)
 
 
+class PlanReviewRequested(_Event):
+    """The run waits for its plan to be approved, edited, rejected or cancelled."""
+
+    type: Literal["plan_review_requested"] = "plan_review_requested"
+    proposal: PlanProposal
+    text: str = Field(description="the plan described in the question's language")
+
+
+class PlanReviewed(_Event):
+    type: Literal["plan_reviewed"] = "plan_reviewed"
+    round: int
+    decision: Literal["approve", "edit", "reject", "cancel"]
+    reason: str = ""
+    diff: EditDiff | None = None
+
+
 class AnalysisDelta(_Event):
     type: Literal["analysis_delta"] = "analysis_delta"
     text: str
@@ -134,6 +151,8 @@ RunEvent = Annotated[
     | SummaryStarted
     | SummaryApplied
     | HumanInputRequested
+    | PlanReviewRequested
+    | PlanReviewed
     | AnalysisDelta
     | AnalysisRestarted
     | RunFinished

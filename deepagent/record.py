@@ -10,6 +10,7 @@ from deepagent.core.schema import JSON, Strict, TodoItem
 from deepagent.core.vocab import RunStatus, StopKind
 from deepagent.execution.records import ActionRecord
 from deepagent.requirements.model import CoverageItem, Requirements
+from deepagent.review.model import PlanProposal, PlanReviewRecord
 
 
 class RoundRecord(Strict):
@@ -19,6 +20,12 @@ class RoundRecord(Strict):
     thought: str = ""
     actions: list[ActionRecord] = Field(default_factory=list)
     note: str = Field(default="", description="e.g. why an Action Tree was rejected")
+    rejected_calls: list[dict[str, JSON]] | None = Field(
+        default=None, description="the plan the reviewer rejected this round (no action ran)"
+    )
+    reviewer_removed: list[str] | None = Field(
+        default=None, description="action ids the reviewer's edit removed from this round"
+    )
 
 
 class SubAgentRecord(Strict):
@@ -72,6 +79,12 @@ class RunRecord(Strict):
     summaries: list[SummaryRecord] = Field(default_factory=list)
     analysis: str = ""
     pending_question: str | None = None
+    pending_review: PlanProposal | None = Field(
+        default=None, description="the plan waiting for review (status needs_input)"
+    )
+    plan_reviews: list[PlanReviewRecord] = Field(
+        default_factory=list, description="every plan shown for review and what was decided"
+    )
     timings_ms: dict[str, float] = Field(default_factory=dict)
     llm_calls: dict[str, int] = Field(default_factory=dict)
     tokens: dict[str, TokenCount] = Field(default_factory=dict)

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from deepagent.core.vocab import Mode
+from deepagent.core.vocab import Mode, ReviewPlan
 from deepagent.llm.config import ModelConfig, Role
 
 DEFAULT_NOW = date(2026, 1, 15)
@@ -68,6 +68,11 @@ class Settings(BaseSettings):
     )
     max_parallel_actions: int = Field(default=8, ge=1, description="Concurrent tool calls.")
     mode: Mode = Field(default="tree", description="Planning mode.")
+    review_plan: ReviewPlan = Field(
+        default="off",
+        description="Show a run's plan for review before it runs: off, first_round (until"
+        " a plan is approved or edited) or every_round; a run's option overrides it.",
+    )
     subagent_variant: Literal["lite", "full"] = Field(
         default="lite", description="SubAgents without TodoList and with conclusions only."
     )

@@ -31,3 +31,8 @@ GUARD_KINDS: tuple[StopKind, ...] = (
     "duplicate_calls",
 )
 """Stops by a budget guard (the eval's guard-stop metric counts these)."""
+
+ReviewPlan = Literal["off", "first_round", "every_round"]
+"""When a run shows its plan for review before it runs: never, the first round that calls
+actions (until a plan is approved or edited), or every such round."""
+REVIEW_PLANS: tuple[ReviewPlan, ...] = get_args(ReviewPlan)

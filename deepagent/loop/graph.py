@@ -28,6 +28,7 @@ from deepagent.llm.errors import ModelFailed
 from deepagent.llm.pacing import Pace
 from deepagent.loop import failures
 from deepagent.loop.coverage_step import run_coverage, subagent_tools
+from deepagent.loop.review_step import ReviewStep, removed_by_reviewer
 from deepagent.loop.routing import (
     LoopFacts,
     Route,
@@ -44,7 +45,9 @@ from deepagent.loop.state import (
     add_tokens,
     collected_entry,
     merged,
+    paused_seconds,
     round_entry,
+    with_total,
 )
 from deepagent.loop.streaming import action_event, emit
 from deepagent.loop.views import RunView, analysis_input, planner_context
@@ -54,7 +57,7 @@ from deepagent.summaries.scheduler import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
 from deepagent.tools.offload.workspace import Workspace
 
-Next = Command[Literal["execute", "human", "analyze", "__end__"]]
+Next = Command[Literal["execute", "human", "review", "analyze", "__end__"]]
 """Where a planning round goes: "__end__" when the run fails before it collected data."""
 
 
@@ -69,6 +72,7 @@ class Nodes:
         self.deps = deps
         self.subagents = subagents
         self.summarizer = summarizer
+        self.review = ReviewStep(deps, summarizer, allow_subagents=subagents is not None)
 
     async def load_context(self, state: RunState) -> dict[str, Any]:
         """Load the run's context (modules, tools, skills, cases, parameters, requirements)
@@ -122,6 +126,8 @@ class Nodes:
         }
         if isinstance(route, ToExecute) and decision.covers:
             update["coverage_rounds"] = state.get("coverage_rounds", 0) + 1
+        if isinstance(route, ToExecute) and (review := self.review.request(state, decision)):
+            return Command(goto="review", update=update | review)  # shown before it runs
         if isinstance(route, ToAnalysis) and route.stop is None:  # the planner answers
             answered = round_entry(state, "final_analysis", decision.todo_list, decision.thought)
             update["rounds"] = [answered]
@@ -162,6 +168,7 @@ class Nodes:
         outcome = await runner.run(
             decision.action.actions, prior=state.get("data", {}), visible_tools=loaded.tools
         )
+        index = len(state.get("rounds", [])) + 1
         record = round_entry(
             state,
             "call_actions",
@@ -169,6 +176,7 @@ class Nodes:
             decision.thought,
             actions=outcome.records,
             note=outcome.error or "",
+            reviewer_removed=removed_by_reviewer(state, index),
         )
         modules = {name: spec.module for name, spec in self.deps.loader.registry.tools.items()}
         collected = [collected_entry(r, modules) for r in outcome.records]
@@ -204,7 +212,7 @@ class Nodes:
             {"role": "user", "content": str(answer)},
         ]
         update = {"rounds": rounds, "request": request, "conversation": conversation}
-        return Command(goto="load_context", update=update | {"paused_s": _paused(state)})
+        return Command(goto="load_context", update=update | {"paused_s": paused_seconds(state)})
 
     async def analyze(self, state: RunState) -> dict[str, Any]:
         """Check coverage, then stream the final analysis (templated offline, or the
@@ -234,7 +242,7 @@ class Nodes:
         return (ended or {"analysis": "".join(parts), "status": "completed"}) | {
             "coverage": coverage.model_dump(mode="json"),
             "llm_calls": calls,
-            "timings_ms": _with_total(state, add_time(state, "analysis", started)),
+            "timings_ms": with_total(state, add_time(state, "analysis", started)),
             **({"stop_reason": missing} if missing else {}),  # SubAgents without a result
         }
 
@@ -244,7 +252,7 @@ class Nodes:
         """End the run ``failed`` with the planner's reason (nothing was collected)."""
         self.summarizer.drop(state["run_id"])  # no analysis follows
         ended = failures.planner_failed(state, RunView(state).loaded.language, reason or "")
-        timings = _with_total(state, update["timings_ms"])
+        timings = with_total(state, update["timings_ms"])
         return Command(goto="__end__", update=update | ended | {"timings_ms": timings})
 
     def _executor(self, state: RunState, request: ContextRequest) -> ToolExecutor:
@@ -284,25 +292,6 @@ def _facts(view: RunView) -> LoopFacts:
         subagent=view.request.subagent,
         paused_s=state.get("paused_s", 0.0),
     )
-
-
-def _paused(state: RunState) -> float:
-    """Seconds the run has waited for the user, this answer's wait included: the duration
-    budget counts the run's own time, not the user's. A checkpoint written before the
-    wait was stamped has only its active time (context, planning, execution)."""
-    now = time.time()
-    asked = state.get("asked_at")
-    if asked is None:
-        timings = state.get("timings_ms", {})
-        active = sum(timings.get(k, 0.0) for k in ("context", "planning", "execution")) / 1000
-        return max(0.0, now - state.get("started", now) - active)
-    return state.get("paused_s", 0.0) + max(0.0, now - asked)
-
-
-def _with_total(state: RunState, timings: dict[str, float]) -> dict[str, float]:
-    """The run's timings with its total wall time (the run ends with this update)."""
-    total = round((time.time() - state.get("started", time.time())) * 1000, 2)
-    return {**timings, "total": total}
 
 
 def _stopped(stop: Stop) -> dict[str, Any]:
@@ -351,6 +340,7 @@ def build_graph(
     graph.add_node("plan", nodes.plan)
     graph.add_node("execute", nodes.execute)
     graph.add_node("human", nodes.human)
+    graph.add_node("review", nodes.review.node)
     graph.add_node("analyze", nodes.analyze)
     graph.add_edge(START, "load_context")
     graph.add_edge("load_context", "plan")

@@ -45,14 +45,17 @@ class RunState(TypedDict, total=False):
     subagent_tools: dict[str, list[str]]  # SubAgent action id -> the tools it may use
     coverage: dict[str, Any] | None  # Coverage as JSON, after the last execute step
     coverage_rounds: int  # planning rounds spent on missing requirements
-    asked_at: float  # time.time() when the run last asked the user
+    asked_at: float  # time.time() when the run last asked the user (or showed its plan)
+    review_plan: str  # review.model.ReviewPlan (absent: "off")
+    review: dict[str, Any] | None  # the PlanProposal waiting for the reviewer, as JSON
+    plan_reviews: Annotated[Entries, appended]  # PlanReviewRecord as JSON
     paused_s: float  # seconds spent waiting for the user (not counted by max_duration)
     tokens: dict[str, dict[str, int]]  # role -> {"input": n, "output": n}
     timings_ms: dict[str, float]
     error: str | None
 
 
-APPENDED = ("rounds", "collected", "summaries", "subagents")
+APPENDED = ("rounds", "collected", "summaries", "subagents", "plan_reviews")
 """The channels whose updates are new entries (reduced by :func:`appended`)."""
 
 
@@ -85,7 +88,9 @@ def round_entry(
     thought: str = "",
     actions: list[ActionRecord] | None = None,
     note: str = "",
+    **review: Any,
 ) -> dict[str, Any]:
+    """A round's record as JSON; ``review``: ``rejected_calls`` / ``reviewer_removed``."""
     return RoundRecord(
         index=len(state.get("rounds", [])) + 1,
         todo_list=todo,
@@ -93,6 +98,7 @@ def round_entry(
         thought=thought,
         actions=actions or [],
         note=note,
+        **review,
     ).model_dump(mode="json")
 
 
@@ -100,7 +106,12 @@ def round_view(r: dict[str, Any]) -> RoundView:
     """The planner's view of a stored round."""
     actions = [view_of(a) for a in r.get("actions", [])]
     return RoundView(
-        index=r["index"], decision=r["decision"], actions=actions, note=r.get("note", "")
+        index=r["index"],
+        decision=r["decision"],
+        actions=actions,
+        note=r.get("note", ""),
+        rejected_calls=r.get("rejected_calls"),
+        reviewer_removed=r.get("reviewer_removed"),
     )
 
 
@@ -118,3 +129,22 @@ def add_time(state: RunState, key: str, started: float) -> dict[str, float]:
     timings = dict(state.get("timings_ms", {}))
     timings[key] = round(timings.get(key, 0.0) + (time.perf_counter() - started) * 1000, 2)
     return timings
+
+
+def paused_seconds(state: RunState) -> float:
+    """Seconds the run has waited for the user, this answer's wait included: the duration
+    budget counts the run's own time, not the user's. A checkpoint written before the
+    wait was stamped has only its active time (context, planning, execution)."""
+    now = time.time()
+    asked = state.get("asked_at")
+    if asked is None:
+        timings = state.get("timings_ms", {})
+        active = sum(timings.get(k, 0.0) for k in ("context", "planning", "execution")) / 1000
+        return max(0.0, now - state.get("started", now) - active)
+    return state.get("paused_s", 0.0) + max(0.0, now - asked)
+
+
+def with_total(state: RunState, timings: dict[str, float]) -> dict[str, float]:
+    """The run's timings with its total wall time (the run ends with this update)."""
+    total = round((time.time() - state.get("started", time.time())) * 1000, 2)
+    return {**timings, "total": total}

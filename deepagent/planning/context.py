@@ -44,6 +44,8 @@ class RoundView(Strict):
     decision: str
     actions: list[ActionView] = Field(default_factory=list)
     note: str = ""
+    rejected_calls: list[dict[str, JSON]] | None = None  # the plan a reviewer rejected
+    reviewer_removed: list[str] | None = None  # ids a reviewer's edit removed
 
 
 class Turn(Strict):

@@ -36,7 +36,9 @@ async def run_ours(agent: Agent, question: str, mode: str) -> OurRun:
     """One run to its end; fails loudly unless it completed."""
     run_id = uuid.uuid4().hex[:12]
     started = time.perf_counter()
-    record = await agent.run_to_end(ContextRequest(question=question), mode=mode, run_id=run_id)
+    record = await agent.run_to_end(
+        ContextRequest(question=question), mode=mode, run_id=run_id, review_plan="off"
+    )
     wall = time.perf_counter() - started
     if record.status != "completed":
         raise RuntimeError(f"{mode} run of {question!r} ended {record.status}: {record.error}")

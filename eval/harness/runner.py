@@ -85,7 +85,7 @@ class LocalExecutor:
         error = None
         try:
             async with asyncio.timeout(self.timeout_s):
-                await self.agent.run_to_end(request_for(case), run_id=run_id)
+                await self.agent.run_to_end(request_for(case), run_id=run_id, review_plan="off")
         except TimeoutError:
             error = f"no result within {self.timeout_s:g}s"
         wall = round((time.perf_counter() - started) * 1000, 2)

@@ -40,14 +40,31 @@ from deepagent.planning.offline.todo import requirement_todo
 
 
 def executed(history: list[dict[str, Any]], summarized: dict[str, str]) -> dict[str, str]:
-    """Status per executed action id (a fan-out is ok when any copy is ok)."""
+    """Status per executed action id (a fan-out is ok when any copy is ok); an action a
+    reviewer's edit removed is ``removed``: settled, never planned again."""
     status: dict[str, str] = dict(summarized)
     for rnd in history:
         for action in rnd.get("actions", []):
             aid, st = action["id"], action["status"]
             if status.get(aid) != "ok":
                 status[aid] = st
+        for aid in rnd.get("reviewer_removed") or []:
+            status.setdefault(aid, "removed")
     return status
+
+
+def _reviewed_out(history: list[dict[str, Any]]) -> bool:
+    """Whether a reviewer cut the plan: no coverage round adds back what they removed."""
+    return any(rnd.get("reviewer_removed") for rnd in history)
+
+
+def _rejected_plans(history: list[dict[str, Any]]) -> list[frozenset[str]]:
+    """The call sets of the plans a reviewer rejected (each is not proposed again)."""
+    return [
+        frozenset(_call_key(a.get("tool"), a.get("args", {})) for a in rnd["rejected_calls"])
+        for rnd in history
+        if rnd.get("rejected_calls")
+    ]
 
 
 def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
@@ -68,12 +85,14 @@ def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
                 alt_case, alt_plan = alternative
                 alt_batch = _batch(alt_plan, set(), sit.mode)
                 return _act(sit, alt_case, alt_plan, alt_batch, set(), alternative=True)
-        if not coverage_done(done) and not sit.lite:
+        if not coverage_done(done) and not sit.lite and not _reviewed_out(sit.history):
             extra, covers = coverage_actions(sit, case, plan)
             batch = _batch(extra, ok | {a.id for a in plan}, sit.mode)
             if batch:
                 return _cover(sit, case, plan, batch, ok, covers)
         return _final(sit, case)
+    if done and _reviewed_out(sit.history):  # the reviewer's plan ran: it was the plan
+        return _reviewed_final(sit)
     if not done and about_itself(sit.question):
         return _decline()
     if not done and not sit.lite and (why := unclear(sit.question, sit.params, sit.conversation)):
@@ -105,14 +124,22 @@ def _first_fitting(
     sit: Situation, exclude: set[str], avoid: frozenset[str] = frozenset()
 ) -> tuple[dict[str, Any], list[ActionSpec]] | None:
     """The first case (the context stage ordered them by fit) whose plan fills, skipping
-    cases that would repeat a call that already failed or came back empty."""
+    cases that would repeat a call that already failed or came back empty, and cases
+    whose first batch is a plan the reviewer rejected."""
+    rejected = _rejected_plans(sit.history)
     for case in sit.cases:
         if case_tag(case["id"]) in exclude:
             continue
         plan = planned(case, sit)
-        if plan is not None and not any(_call_key(a.tool, a.args) in avoid for a in plan):
+        if plan is None or any(_call_key(a.tool, a.args) in avoid for a in plan):
+            continue
+        if not rejected or _calls(_batch(plan, set(), sit.mode)) not in rejected:
             return case, plan
     return None
+
+
+def _calls(actions: list[ActionSpec]) -> frozenset[str]:
+    return frozenset(_call_key(a.tool, a.args) for a in actions)
 
 
 def _call_key(tool: str | None, args: dict[str, Any]) -> str:
@@ -201,6 +228,14 @@ def _final(sit: Situation, case: dict[str, Any]) -> PlannerDecision:
     return PlannerDecision(
         thought=f"The data of case {case['id']} is collected; handing over to the analysis.",
         todo_list=_todo(sit, case, [], set(), final=True),
+        action=FinalAnalysis(),
+    )
+
+
+def _reviewed_final(sit: Situation) -> PlannerDecision:
+    return PlannerDecision(
+        thought="The plan as the reviewer edited it has run; handing over to the analysis.",
+        todo_list=_todo(sit, {}, [], set(), final=True),
         action=FinalAnalysis(),
     )
 
