@@ -10,13 +10,15 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
+from context_loader.loader import ContextLoader
 from deepagent.distributed.cluster import ROOT, free_port
 
 CLI = [sys.executable, "-c", "from deepagent.cli.app import main; main()"]
@@ -157,6 +159,30 @@ def env_for_api(data: Path, cache_dir: Path, workdir: Path, **settings: str) -> 
     """The API's environment: the test database, the shared index cache, ``settings``."""
     base = {"DEEPAGENT_DATA_PATH": str(data), "DEEPAGENT_CACHE_DIR": str(cache_dir)}
     return service_env(os.environ, workdir, **(base | settings))
+
+
+def api_fixtures(keys: Mapping[str, tuple[Any, ...]], **settings: str) -> tuple[Any, Any]:
+    """A test module's ``api`` fixture (one API process, its own work dir, ``keys`` made
+    with the CLI, ``settings`` as ``DEEPAGENT_*`` variables) and a ``client`` fixture (an
+    httpx client of it per test): ``api, client = api_fixtures({...})``."""
+
+    @pytest.fixture(scope="module")
+    def api(
+        sample_db: Path, loader: ContextLoader, tmp_path_factory: pytest.TempPathFactory
+    ) -> Iterator[Api]:
+        workdir = tmp_path_factory.mktemp("api")
+        started = start_api(
+            env_for_api(sample_db, loader.settings.cache_dir, workdir, **settings), keys
+        )
+        yield started
+        started.stop()
+
+    @pytest.fixture
+    async def client(api: Api) -> AsyncIterator[httpx.AsyncClient]:
+        async with httpx.AsyncClient(base_url=api.server.url, timeout=60) as c:
+            yield c
+
+    return api, client
 
 
 def start_api(env: dict[str, str], keys: Mapping[str, tuple[Any, ...]]) -> Api:

@@ -20,7 +20,8 @@ from pydantic import BaseModel
 from context_loader.loader import ContextLoader
 from deepagent.distributed.cluster import free_port
 from deepagent.service.manager import ANSWER_CHARS
-from deepagent.service.openai_compat import MODELS, ChatRequest, Chunks
+from deepagent.service.openai_compat import MODELS, Chunks
+from deepagent.service.openai_models import ChatRequest
 from tests.service_helpers import Api, checkpoint_values, count_runs, env_for_api, sse, start_api
 
 LOOKUP = "2025年12月女装连衣裙类目下销售额为多少？"

@@ -4,14 +4,12 @@ error never echoes the offending text (a lone surrogate cannot be encoded back).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 
-from context_loader.loader import ContextLoader
-from tests.service_helpers import Api, env_for_api, start_api
+from tests.service_helpers import Api, api_fixtures
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 LOOKUP = "2025年12月连衣裙的销售额是多少？"
@@ -23,20 +21,7 @@ SURROGATE_BODIES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def api(
-    sample_db: Path, loader: ContextLoader, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Api]:
-    env = env_for_api(sample_db, loader.settings.cache_dir, tmp_path_factory.mktemp("bad"))
-    api = start_api(env, {"full": ("*", 10_000, 50)})
-    yield api
-    api.stop()
-
-
-@pytest.fixture
-async def client(api: Api) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=api.server.url, timeout=60) as c:
-        yield c
+api, client = api_fixtures({"full": ("*", 10_000, 50)})
 
 
 def _json_headers(api: Api) -> dict[str, str]:

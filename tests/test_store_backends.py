@@ -8,7 +8,7 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -85,6 +85,10 @@ async def test_create_and_get_a_run(store: ServiceStore) -> None:
     assert row.request == {"question": "q-r1"}
     assert await store.get_run("nope") is None
     assert await store.running_for_key("k1") == 1
+    assert row.review_plan == "off"
+    reviewed = replace(new_run("r2", key_id="k2"), review_plan="every_round")
+    await store.create_run(reviewed, owner="p1", lease_until=1.0, idem=None)
+    assert (got := await store.get_run("r2")) is not None and got.review_plan == "every_round"
 
     await store.set_status("r1", "completed", {"analysis": "答案"})
     await store.set_status("r1", "completed")  # no record: the stored one stays
@@ -378,6 +382,7 @@ async def test_a_store_of_the_release_before_tenants_migrates_keeping_every_row(
         try:
             row = await store.get_run("old")
             assert row is not None and row.tenant == "default" and row.status == "completed"
+            assert row.review_plan == "off"  # runs before plan review had none
             assert [r.id for r in await store.conversation("default", "conv", 5)] == ["old"]
             assert await store.conversation("other", "conv", 5) == []
             key = await store.key_by_digest("digest-old")

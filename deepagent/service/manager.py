@@ -13,10 +13,12 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
+from typing import Any, cast
 
 from context_loader.models import MAX_QUESTION_CHARS, ContextRequest
 from deepagent import events as ev
 from deepagent.agent import Agent
+from deepagent.core.vocab import ReviewPlan
 from deepagent.record import RunRecord
 from deepagent.service.backends import ServiceStore
 from deepagent.service.memory import MemoryKeeper
@@ -105,12 +107,19 @@ class RunManager:
         )
         if created:
             events = self.agent.start(
-                request, mode=run.mode, run_id=run_id, conversation=turns, memory=memory
+                request,
+                mode=run.mode,
+                run_id=run_id,
+                conversation=turns,
+                memory=memory,
+                review_plan=cast(ReviewPlan, run.review_plan),
             )
             self._launch(run_id, events)
         return run_id, created
 
-    async def resume(self, run_id: str, answer: str) -> None:
+    async def resume(self, run_id: str, answer: str | dict[str, Any]) -> None:
+        """Go on with the answer to the run's question or plan review (validated by the
+        caller: ``Agent.check_review``)."""
         await self.store.set_status(run_id, "running")
         await self.store.claim(run_id, self.owner, time.time() + self.lease_s)
         after = await self.store.last_seq(run_id)
@@ -260,7 +269,8 @@ class RunManager:
                 events = self.agent.proceed(run_id, after_seq=after)
             else:  # died before the first checkpoint: start it again
                 request = ContextRequest.model_validate(row.request)
-                events = self.agent.resume_fresh(request, row.mode, run_id, after)
+                review = cast(ReviewPlan, row.review_plan)
+                events = self.agent.resume_fresh(request, row.mode, run_id, after, review)
             log.warning("run %s: taken over after its process stopped (event %d)", run_id, after)
             self._launch(run_id, events, AnalysisSplice(await self._sent_analysis(run_id)))
             taken.append(run_id)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from context_loader.models import MAX_QUESTION_CHARS, PageContext
 from deepagent.core.schema import Strict
-from deepagent.core.vocab import Mode
+from deepagent.core.vocab import Mode, ReviewPlan
 from deepagent.record import RunRecord
+from deepagent.review.model import Approve, Cancel, Edit, Reject
 from deepagent.service.text import refuse_lone_surrogates
 
 ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
@@ -37,6 +38,18 @@ class RunOptions(Strict):
         default=None, description="business modules to choose from (within the key's scope)"
     )
     now: date | None = Field(default=None, description="the question's date")
+    review_plan: ReviewPlan | None = Field(
+        default=None,
+        description="show the plan for review before it runs (true: first_round, false:"
+        " off); unset: the service's default",
+    )
+
+    @field_validator("review_plan", mode="before")
+    @classmethod
+    def _flag(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return "first_round" if value else "off"
+        return value
 
 
 class RunCreate(Body):
@@ -73,10 +86,47 @@ class MemoryView(Strict):
     memory: str = Field(description="as given to the planner: profile and recent notes")
 
 
-class ResumeBody(Body):
+class AnswerBody(Body):
+    """The answer to the run's question (``call_human``)."""
+
     answer: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
 
     _answer = field_validator("answer")(not_blank)
+
+
+class ApproveBody(Approve, Body):
+    """Run the plan as proposed."""
+
+
+class EditBody(Edit, Body):
+    """Run the plan as changed: ``actions`` replaces the tree, ``todo_list`` the TodoList,
+    ``remove`` drops actions and what depends on them."""
+
+
+class RejectBody(Reject, Body):
+    """Plan again; the reason is the planner's feedback."""
+
+    _reason = field_validator("reason")(not_blank)
+
+
+class CancelBody(Cancel, Body):
+    """End the run without running the plan."""
+
+
+ReviewBody = Annotated[
+    ApproveBody | EditBody | RejectBody | CancelBody, Field(discriminator="decision")
+]
+
+
+def _resume_kind(value: Any) -> str:
+    return "review" if isinstance(value, dict) and "decision" in value else "answer"
+
+
+ResumeBody = Annotated[
+    Annotated[AnswerBody, Tag("answer")] | Annotated[ReviewBody, Tag("review")],
+    Discriminator(_resume_kind),
+]
+"""``{"answer": ...}`` for a question, ``{"decision": ...}`` for a plan review."""
 
 
 def view(run_id: str, status: str, question: str, record: dict[str, Any] | None) -> RunView:

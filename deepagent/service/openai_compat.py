@@ -22,17 +22,20 @@ caller's key (same auth, limits and module scope as ``/v1/runs``), visible at
   would start another run).
 - ``finish_reason``: ``stop``; ``length`` when a guard (``max_rounds`` etc.) stopped the
   planning and the report covers what was collected. A run that needs input answers
-  with the clarifying question as content (``finish_reason: stop``); the extension says
-  so and where to answer.
+  with the clarifying question as content (``finish_reason: stop``), or, when it waits
+  for its plan's review (``metadata.review_plan``, or the service default), with the
+  plan described in the question's language; the extension says so and where to answer
+  (``resume_url``; ``plan_review``: the proposed plan as data).
 - Extension ``deepagent`` on the completion and the final chunk: run_id, status,
   stop_reason, record_url, resume_url (needs_input only). The run id is also in the
   ``x-deepagent-run-id`` header and the completion id ``chatcmpl-<run_id>``.
 - ``usage``: approximate tokens of the request messages and of the answer
   (``count_tokens_approximately``); the run's own model tokens are in its RunRecord.
 - Request fields used: model, messages, stream, stream_options.include_usage, n (only
-  1), user (the run's user_id). Accepted and ignored: every other field (temperature,
-  top_p, max_tokens, max_completion_tokens, stop, seed, penalties, logit_bias,
-  logprobs, response_format, tools, tool_choice, metadata, store, ...).
+  1), user (the run's user_id), metadata.review_plan (off, first_round, every_round).
+  Accepted and ignored: every other field (temperature, top_p, max_tokens,
+  max_completion_tokens, stop, seed, penalties, logit_bias, logprobs, response_format,
+  tools, tool_choice, store, ...).
 """
 
 from __future__ import annotations
@@ -42,21 +45,23 @@ import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from langchain_core.messages import AIMessage
 from langchain_core.messages import ChatMessage as LcMessage
 from langchain_core.messages.utils import count_tokens_approximately
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from deepagent.core.vocab import Mode
 from deepagent.record import RunRecord
+from deepagent.review.describe import describe
 from deepagent.service.auth import caller, service
-from deepagent.service.models import ID, RunCreate
+from deepagent.service.models import ID, RunCreate, RunOptions
 from deepagent.service.openai_errors import OpenAIRoute, error_body, error_response, run_error
+from deepagent.service.openai_models import ChatRequest, Message
 from deepagent.service.routes_runs import POLL_S, owned, start_run, stream
 from deepagent.service.state import ServiceState
 from deepagent.service.store import KeyRow, RunRow
@@ -77,35 +82,6 @@ State = Annotated[ServiceState, Depends(service)]
 
 
 # --- request ------------------------------------------------------------------------------
-
-
-class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class ContentPart(_Lenient):
-    type: str
-    text: str | None = None
-
-
-class Message(_Lenient):
-    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
-    content: str | list[ContentPart] | None = None
-
-
-class StreamOptions(_Lenient):
-    include_usage: bool | None = None
-
-
-class ChatRequest(_Lenient):
-    """What OpenAI clients send; fields not declared here are accepted and ignored."""
-
-    model: str = Field(description="one of GET /v1/models: the planning mode")
-    messages: list[Message] = Field(min_length=1)
-    stream: bool | None = False
-    stream_options: StreamOptions | None = None
-    n: int | None = Field(default=None, description="only 1")
-    user: str | None = Field(default=None, description="the run's user_id")
 
 
 def mode_of(model: str) -> Mode:
@@ -147,8 +123,12 @@ def run_body(body: ChatRequest, question: str, mode: Mode) -> RunCreate:
         raise HTTPException(400, "n: only one choice (n=1) is supported")
     if body.user is not None and not re.fullmatch(ID, body.user):
         raise HTTPException(400, f"user: must match {ID}")
+    review = (body.metadata or {}).get("review_plan")
     try:
-        return RunCreate(question=question, user_id=body.user or "anonymous", mode=mode)
+        options = RunOptions(review_plan=review)
+        return RunCreate(
+            question=question, user_id=body.user or "anonymous", mode=mode, options=options
+        )
     except ValidationError as exc:
         raise HTTPException(400, validation_message(exc)) from None
 
@@ -162,15 +142,18 @@ def extension(
     stop_reason: str | None,
     coverage: list[Any] | None = None,
     coverage_complete: bool | None = None,
+    plan_review: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``deepagent`` field: which run answered, how it ended, and which parts of the
-    question the answer covers (``coverage``: every requirement with its status)."""
+    """The ``deepagent`` field: which run answered, how it ended, which parts of the
+    question the answer covers (``coverage``: every requirement with its status) and, for
+    a run waiting for its plan's review, the plan (``plan_review``: a PlanProposal)."""
     out: dict[str, Any] = {"run_id": run_id, "status": status, "stop_reason": stop_reason,
                            "record_url": f"/v1/runs/{run_id}",
                            "coverage_complete": coverage_complete,
                            "coverage": coverage or []}  # fmt: skip
     if status == "needs_input":
         out["resume_url"] = f"/v1/runs/{run_id}/resume"
+        out["plan_review"] = plan_review
     return out
 
 
@@ -194,6 +177,7 @@ class Chunks:
         self.body = body
         self.created = int(time.time())
         self.parts: list[str] = []
+        self.review: dict[str, Any] | None = None  # the plan shown for review, if any
 
     def chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
@@ -215,10 +199,14 @@ class Chunks:
     def on_event(self, event: dict[str, Any]) -> list[dict[str, Any] | str]:
         """Payloads (dicts) and progress comments (strings) for one run event."""
         kind = event.get("type")
-        if kind in ("analysis_delta", "human_input_requested"):
-            text = str(event["text"] if kind == "analysis_delta" else event["question"])
+        if kind in ("analysis_delta", "human_input_requested", "plan_review_requested"):
+            text = str(event["question"] if kind == "human_input_requested" else event["text"])
+            if kind == "plan_review_requested":
+                self.review = event["proposal"]
             self.parts.append(text)
             return [self.chunk({"content": text})]
+        if kind == "plan_reviewed":
+            self.review = None
         if kind == "run_failed":
             return [self._error("failed", event.get("error"), None)]
         if kind == "run_finished":
@@ -236,6 +224,7 @@ class Chunks:
             stop_reason,
             event.get("coverage"),
             event.get("coverage_complete"),
+            self.review,
         )
         out: list[dict[str, Any] | str] = [last]
         options = self.body.stream_options
@@ -314,17 +303,25 @@ async def chat_completions(
 
 
 def completion(body: ChatRequest, row: RunRow, record: RunRecord) -> dict[str, Any]:
-    content = record.analysis if row.status == "completed" else record.pending_question or ""
+    content = record.analysis if row.status == "completed" else _pending(record)
     message = {"role": "assistant", "content": content, "refusal": None}
     choice = {"index": 0, "message": message, "logprobs": None,
               "finish_reason": finish_reason(record.stop_reason)}  # fmt: skip
     out = Chunks(row.id, body).frame("chat.completion", [choice])
     out["usage"] = usage(body.messages, content)
     coverage = [c.model_dump(mode="json") for c in record.coverage]
+    review = record.pending_review.model_dump(mode="json") if record.pending_review else None
     out["deepagent"] = extension(
-        row.id, row.status, record.stop_reason, coverage, record.coverage_complete
+        row.id, row.status, record.stop_reason, coverage, record.coverage_complete, review
     )
     return out
+
+
+def _pending(record: RunRecord) -> str:
+    """What a waiting run asks: its plan described for review, or its question."""
+    if record.pending_review is not None:
+        return describe(record.pending_review, record.language)
+    return record.pending_question or ""
 
 
 async def settled(state: ServiceState, key: KeyRow, run_id: str) -> RunRow:

@@ -7,18 +7,25 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi import Path as FPath
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from context_loader.models import ContextRequest
+from deepagent.agent import NotWaiting
+from deepagent.review.model import InvalidEdit
 from deepagent.service.auth import admit, caller, service
 from deepagent.service.keys import allows, scope
 from deepagent.service.models import (
     ID,
+    AnswerBody,
+    ApproveBody,
+    CancelBody,
+    EditBody,
     MemoryView,
+    RejectBody,
     ResumeBody,
     RunAccepted,
     RunCreate,
@@ -80,6 +87,7 @@ async def start_run(
         question=body.question,
         mode=body.mode,
         request=request.model_dump(mode="json"),
+        review_plan=body.options.review_plan or state.settings.review_plan,
     )
     try:
         if idem is None or await state.store.idempotent_run(key.id, *idem) is None:
@@ -174,17 +182,36 @@ async def stream(
 
 @router.post("/runs/{run_id}/resume", status_code=202, response_model=RunAccepted)
 async def resume_run(run_id: str, body: ResumeBody, key: Caller, state: State) -> RunAccepted:
+    """Answer the run's question (``{"answer"}``) or its plan review (``{"decision"}``:
+    approve, edit, reject with a reason, cancel). 409 when the run waits for the other
+    kind or for nothing; 422 for an edit that cannot run (the run keeps waiting)."""
     row = await owned(state, key, run_id)
     if row.status != "needs_input" or state.manager.active(run_id):
         raise HTTPException(409, f"run {run_id} is {row.status}, not waiting for an answer")
-    room = await state.manager.answer_room(run_id)
-    if len(body.answer) > room:
-        raise HTTPException(
-            422,
-            f"answer: {len(body.answer)} characters; this run can take {room} more (the"
-            " answer is appended to its question)",
-        )
-    await state.manager.resume(run_id, body.answer)
+    waiting = await state.manager.agent.waiting_for(run_id)
+    if isinstance(body, AnswerBody):
+        if waiting == "plan_review":
+            raise HTTPException(
+                409,
+                f'run {run_id} waits for a plan review: send {{"decision": ...}}'
+                " (approve, edit, reject or cancel)",
+            )
+        await _room(state, run_id, "answer", body.answer)
+        await state.manager.resume(run_id, body.answer)
+    else:
+        if waiting != "plan_review":
+            raise HTTPException(
+                409, f'run {run_id} waits for an answer to its question: send {{"answer": ...}}'
+            )
+        if isinstance(body, RejectBody):
+            await _room(state, run_id, "reason", body.reason)
+        try:
+            answer = await state.manager.agent.check_review(run_id, _answer_of(body))
+        except InvalidEdit as exc:
+            raise HTTPException(422, f"{body.decision}: {exc}") from None
+        except NotWaiting as exc:  # answered by another request meanwhile
+            raise HTTPException(409, str(exc)) from None
+        await state.manager.resume(run_id, answer)
     return RunAccepted(
         run_id=run_id,
         status="running",
@@ -192,6 +219,23 @@ async def resume_run(run_id: str, body: ResumeBody, key: Caller, state: State) -
         events_url=f"/v1/runs/{run_id}/events",
         record_url=f"/v1/runs/{run_id}",
     )
+
+
+def _answer_of(body: ApproveBody | EditBody | RejectBody | CancelBody) -> dict[str, Any]:
+    return body.model_dump(mode="json", by_alias=True, exclude_unset=True) | {
+        "decision": body.decision
+    }
+
+
+async def _room(state: ServiceState, run_id: str, field: str, text: str) -> None:
+    """422 when the text would make the question too long (it is appended to it)."""
+    room = await state.manager.answer_room(run_id)
+    if len(text) > room:
+        raise HTTPException(
+            422,
+            f"{field}: {len(text)} characters; this run can take {room} more (the"
+            f" {field} is appended to its question)",
+        )
 
 
 @router.post("/runs/{run_id}/cancel", status_code=202, response_model=RunView)

@@ -22,7 +22,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 FINAL = ("completed", "failed", "cancelled")
 NEW_RUN_COLUMNS = (
     "id, key_id, user_id, conversation_id, question, mode, status, request, record, owner,"
-    " lease_until, tenant"
+    " lease_until, tenant, review_plan"
 )
 RUN_COLUMNS = NEW_RUN_COLUMNS + ", cancel_requested"
 
@@ -57,6 +57,7 @@ class NewRun:
     mode: str
     request: dict[str, Any]
     tenant: str
+    review_plan: str = field(default="off", kw_only=True)  # a ReviewPlan: kept for restarts
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def run_row(row: Row) -> RunRow:
         id=id_, key_id=key_id, user_id=user_id, conversation_id=conversation_id,
         question=question, mode=mode, request=json.loads(row[7]), status=status,
         record=record, owner=row[9], lease_until=float(row[10]), tenant=str(row[11]),
-        cancel_requested=bool(row[12]),
+        review_plan=str(row[12]), cancel_requested=bool(row[13]),
     )  # fmt: skip
 
 
@@ -99,9 +100,10 @@ class SqlStore(KeyStore, MemoryStore):
                     return found, False
             await tx.execute(
                 f"INSERT INTO runs ({NEW_RUN_COLUMNS}, created, updated)"
-                " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, NULL, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, NULL, ?, ?, ?, ?, ?, ?)",
                 (run.id, run.key_id, run.user_id, run.conversation_id, run.question, run.mode,
-                 json.dumps(run.request), owner, lease_until, run.tenant, now, now),
+                 json.dumps(run.request), owner, lease_until, run.tenant, run.review_plan,
+                 now, now),
             )  # fmt: skip
         return run.id, True
 

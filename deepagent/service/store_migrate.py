@@ -6,6 +6,7 @@ table as it was). Every step is idempotent and keeps every row:
 - tenants: ``runs.tenant``, ``api_keys.tenant`` are added with the default tenant, so what
   was stored before tenants belongs to it;
 - cancels: ``runs.cancel_requested`` is added as 0 (no cancel asked);
+- plan review: ``runs.review_plan`` is added as ``'off'`` (runs before it had no review);
 - merchants: ``api_keys.merchants`` is added as ``["*"]``: an existing key keeps the reach
   it had (every merchant) until an operator binds it (new keys default to none);
 - memory: rows of the per-user ``memory`` table move to ``user_memory`` under the default
@@ -19,6 +20,7 @@ from deepagent.service.store_base import DEFAULT_TENANT, Tx
 ADDED_COLUMNS = (
     ("runs", "tenant", f"TEXT NOT NULL DEFAULT '{DEFAULT_TENANT}'"),
     ("runs", "cancel_requested", "INTEGER NOT NULL DEFAULT 0"),
+    ("runs", "review_plan", "TEXT NOT NULL DEFAULT 'off'"),
     ("api_keys", "tenant", f"TEXT NOT NULL DEFAULT '{DEFAULT_TENANT}'"),
     ("api_keys", "merchants", "TEXT NOT NULL DEFAULT '[\"*\"]'"),
 )

@@ -18,7 +18,8 @@ CREATE TABLE IF NOT EXISTS runs (
     created {real} NOT NULL,
     updated {real} NOT NULL,
     tenant TEXT NOT NULL DEFAULT 'default',
-    cancel_requested INTEGER NOT NULL DEFAULT 0
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    review_plan TEXT NOT NULL DEFAULT 'off'
 );
 CREATE TABLE IF NOT EXISTS events (
     run_id TEXT NOT NULL,
