@@ -38,7 +38,11 @@ QUESTIONS: list[dict[str, object]] = [
     {"id": "q1", "question": LOOKUP},
     {"id": "q2", "question": "What was the GMV of Dresses in December 2025?", "mode": "react"},
     {"id": "q3", "question": "厨房电器里竞争强度最低的5个叶子类目是哪些？", "mode": "parallel"},
-    {"id": "q4", "question": "Which search terms for sunscreen grew fastest last month?"},
+    {
+        "id": "q4",
+        "question": "Which search terms for sunscreen grew fastest last month?",
+        "review_plan": "first_round",  # a plan preview: the line is the plan, not run
+    },
     {"question": "我的新品最近卖得怎么样？", "now": "2026-01-10"},  # id derived
     {
         "id": "q6",
@@ -97,6 +101,9 @@ def test_local_batch_writes_one_valid_run_record_per_question(
     assert by_id["q1"].question == LOOKUP and by_id["q1"].language == "zh"
     assert by_id["q2"].mode == "react" and by_id["q2"].language == "en"
     assert by_id["q3"].mode == "parallel" and by_id["q1"].mode == "tree"
+    preview = by_id["q4"]
+    assert preview.status == "needs_input" and preview.pending_review is not None
+    assert preview.tool_calls == 0 and by_id["q1"].pending_review is None
     assert len({r.run_id for r in by_id.values()}) == len(lines)
     assert "batch done: 6 lines, 0 already in" in err and "6 written" in err
     # a second invocation finds everything done and runs nothing
@@ -260,6 +267,8 @@ def test_rq_batch_on_two_spawned_workers_resumes_after_ctrl_c(
     assert second and len(second) + len(reused) == len(rest) and len(reused) <= 1
     assert all(line.attempts == 1 for line in rest)
     assert all(line.record.status in ("completed", "needs_input") for line in lines)
+    previews = [line.record for line in lines if line.record.pending_review is not None]
+    assert [r.question for r in previews] == [QUESTIONS[3]["question"]]  # the job carried it
     assert Worker.all(queue=queue) == [] and queue.count == 0
     jobs = [f"rq:job:{item.run_id(batch_key(out))}" for item in read_items(src)]
     left = [(key, conn.hget(key, "status")) for key in jobs if conn.exists(key)]

@@ -203,7 +203,12 @@ def test_context_command_json_and_bad_input(sample_db: Path, warm_cache: Path) -
         (["ask", "   "], "question"),
         (["ask", "x" * 2001], "at most 2000"),
         (["ask", "q", "--mode", "fast"], "--mode must be one of"),
-        (["ask", "--thread", "abc"], "go together"),
+        (["ask", "--thread", "abc"], "--thread goes with --answer"),
+        (["ask", "q", "--approve"], "--thread goes with"),
+        (["ask", "--thread", "abc", "--approve", "--cancel"], "are exclusive"),
+        (["ask", "--thread", "abc", "--answer", "x", "--approve"], "not a plan review"),
+        (["ask", "--thread", "abc", "--reject", " "], "--reject needs a reason"),
+        (["ask", "--thread", "abc", "--edit", "/nonexistent.json"], "cannot read"),
         (["ask", "q", "--now", "soon"], "--now must be a date"),
     ],
 )
@@ -211,6 +216,41 @@ def test_ask_bad_input_exits_2(sample_db: Path, args: list[str], reason: str) ->
     code, out, err = run(*args, data=sample_db)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and reason in err
+
+
+def test_ask_review_plan_then_answer_it_from_the_cli(
+    sample_db: Path, tmp_path: Path, warm_cache: Path
+) -> None:
+    env = {
+        "DEEPAGENT_DATA_PATH": str(sample_db),
+        "DEEPAGENT_CACHE_DIR": str(warm_cache),
+        "DEEPAGENT_CHECKPOINT_PATH": str(tmp_path / "checkpoints.sqlite"),
+        "DEEPAGENT_RUNS_DIR": str(tmp_path / "runs"),
+    }
+    app = build_app()
+    question = "2025年12月女装连衣裙类目下销售额为多少？"
+    shown = CliRunner().invoke(app, ["ask", question, "--review-plan"], env=env)
+    assert shown.exit_code == 0, shown.stderr
+    assert "等待你的确认" in shown.stdout and "--approve" in shown.stdout
+    record = json.loads(next((tmp_path / "runs").glob("*.json")).read_text("utf-8"))
+    run_id, proposal = record["run_id"], record["pending_review"]
+    assert record["status"] == "needs_input" and proposal["actions"]
+    refused = CliRunner().invoke(app, ["ask", "--thread", run_id, "--answer", "x"], env=env)
+    assert refused.exit_code == 2 and "waits for a plan review" in refused.stderr
+    edit = tmp_path / "edit.json"
+    edit.write_text(json.dumps({"remove": ["missing"]}), "utf-8")
+    bad = CliRunner().invoke(app, ["ask", "--thread", run_id, "--edit", str(edit)], env=env)
+    assert bad.exit_code == 2 and "the run still waits" in bad.stderr
+    proposal["todo_list"] = [{"content": "查连衣裙 12 月的销售额"}]  # the shown plan, edited
+    edit.write_text(json.dumps(proposal, ensure_ascii=False), "utf-8")
+    args = ["ask", "--thread", run_id, "--edit", str(edit), "--json"]
+    done = CliRunner().invoke(app, args, env=env)
+    assert done.exit_code == 0, done.stderr
+    final = json.loads(done.stdout)
+    assert final["status"] == "completed" and final["plan_reviews"][0]["decision"] == "edit"
+    assert final["rounds"][0]["todo_list"] == [
+        {"content": "查连衣裙 12 月的销售额", "status": "pending"}
+    ]
 
 
 def test_ask_json_prints_the_run_record(sample_db: Path, tmp_path: Path, warm_cache: Path) -> None:

@@ -14,7 +14,7 @@ from pydantic import Field, ValidationError, field_validator
 from context_loader.models import MAX_QUESTION_CHARS, ContextRequest, PageContext
 from deepagent.core.question import detect_language
 from deepagent.core.schema import Strict
-from deepagent.core.vocab import Mode
+from deepagent.core.vocab import Mode, ReviewPlan
 from deepagent.record import RunRecord
 from deepagent.tools.executor import validation_message
 
@@ -35,6 +35,11 @@ class BatchItem(Strict):
     page: PageContext | None = None
     mode: Mode | None = None
     now: date | None = None
+    review_plan: ReviewPlan | None = Field(
+        default=None,
+        description="first_round / every_round: the line is the run's plan, not run (a"
+        " plan preview: batch runs are not resumed)",
+    )
 
     @field_validator("question")
     @classmethod

@@ -58,7 +58,9 @@ async def run_item(item: BatchItem, agent: Agent, key: str) -> BatchLine:
     run_id, mode = item.run_id(key), item.mode or agent.deps.settings.mode
     started = time.monotonic()
     try:
-        record = await agent.run_to_end(item.request(), mode=mode, run_id=run_id)
+        record = await agent.run_to_end(
+            item.request(), mode=mode, run_id=run_id, review_plan=item.review_plan
+        )
     except Exception as exc:  # the batch goes on; the line says why this one failed
         record = failed_record(item, run_id, mode, f"{type(exc).__name__}: {exc}")
     finally:

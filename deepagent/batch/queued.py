@@ -156,7 +156,9 @@ class QueuedBatch:
             await asyncio.shield(asyncio.to_thread(watch.abandon))
 
     def _submit(self, item: BatchItem, run_id: str, mode: Mode) -> Job:
-        payload = job_payload("question", run_id, item.request(), self.settings, mode)
+        payload = job_payload(
+            "question", run_id, item.request(), self.settings, mode, item.review_plan
+        )
         return submit_job(
             self.queue, run_id, self.job_func, payload, self.limits, f"batch line {item.id}"
         )

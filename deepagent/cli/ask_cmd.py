@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -13,10 +15,15 @@ from rich.console import Console
 
 from context_loader.models import ContextRequest, PageContext
 from deepagent.cli.errors import EXIT_FAILED, bad_input
+from deepagent.cli.review_args import HINT, review_answer, review_plan
 from deepagent.core.settings import Settings, load_settings
-from deepagent.core.vocab import MODES
+from deepagent.core.vocab import MODES, ReviewPlan
 from deepagent.record import RunRecord
+from deepagent.review.model import InvalidEdit
 from deepagent.tools.executor import validation_message
+
+if TYPE_CHECKING:
+    from deepagent.agent import Agent
 
 
 def ask_command(
@@ -34,13 +41,31 @@ def ask_command(
     thread: Annotated[str | None, typer.Option("--thread", help="Run id to resume.")] = None,
     answer: Annotated[str | None, typer.Option("--answer", help="Answer to a call_human.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print only the RunRecord JSON.")] = False,
+    review: Annotated[
+        bool, typer.Option("--review-plan", help="Show the first plan; run it once approved.")
+    ] = False,
+    review_every: Annotated[
+        bool, typer.Option("--review-every-round", help="Show every round's plan first.")
+    ] = False,
+    approve: Annotated[bool, typer.Option("--approve", help="Run the shown plan.")] = False,
+    reject: Annotated[
+        str | None, typer.Option("--reject", help="Plan again; the reason is the feedback.")
+    ] = None,
+    edit: Annotated[
+        Path | None, typer.Option("--edit", help="Run the plan as changed in FILE.json.")
+    ] = None,
+    cancel: Annotated[bool, typer.Option("--cancel", help="End the run, plan unrun.")] = False,
 ) -> None:
     """Answer one question offline (or with the configured models); exit 0 completed or
     needs_input, 1 failed, 2 bad input."""
     if mode not in MODES:
         bad_input(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if (thread is None) != (answer is None):
-        bad_input("--thread and --answer go together (resume a run that asked a question)")
+    verdict = review_answer(approve, reject, edit, cancel)
+    if answer is not None and verdict is not None:
+        bad_input("--answer answers a question, not a plan review: give one of them")
+    reply: str | dict[str, Any] | None = verdict if verdict is not None else answer
+    if (thread is None) != (reply is None):
+        bad_input(f"--thread goes with --answer or a plan review answer ({HINT})")
     request = None
     if thread is None:
         request = _request(question, user, page, page_category, page_product, now)
@@ -50,7 +75,8 @@ def ask_command(
     from deepagent.distributed.connection import RedisUnavailable
 
     try:
-        status = asyncio.run(_run(settings, request, mode, thread, answer or "", as_json))
+        plan = review_plan(review, review_every)
+        status = asyncio.run(_run(settings, _Ask(request, mode, plan, thread, reply), as_json))
     except RedisUnavailable as exc:  # raised before the run starts: nothing to lose
         bad_input(f"{exc} (unset REDIS_URL to run SubAgents in-process)")
     if status == "failed":
@@ -80,14 +106,18 @@ def _request(
         bad_input(validation_message(exc))
 
 
-async def _run(
-    settings: Settings,
-    request: ContextRequest | None,
-    mode: str,
-    thread: str | None,
-    answer: str,
-    as_json: bool,
-) -> str:
+@dataclass(frozen=True)
+class _Ask:
+    """A new question (``request``) or the answer (``reply``) to a waiting run's."""
+
+    request: ContextRequest | None
+    mode: str
+    review_plan: ReviewPlan | None
+    thread: str | None
+    reply: str | dict[str, Any] | None
+
+
+async def _run(settings: Settings, ask: _Ask, as_json: bool) -> str:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from deepagent.agent import Agent
@@ -97,13 +127,14 @@ async def _run(
     async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
         agent = Agent(RunDeps.create(settings), saver)
         view = _Progress(quiet=as_json)
-        if request is not None:
-            record = await agent.run_to_end(request, mode=mode, on_event=view.show)
+        if ask.request is not None:
+            record = await agent.run_to_end(
+                ask.request, mode=ask.mode, review_plan=ask.review_plan, on_event=view.show
+            )
         else:
-            assert thread is not None
-            if not (await agent.snapshot(thread)).waiting:
-                bad_input(f"run {thread!r} is not waiting for an answer")
-            record = await agent.resume_to_end(thread, answer, on_event=view.show)
+            assert ask.thread is not None and ask.reply is not None
+            reply = await _checked(agent, ask.thread, ask.reply)
+            record = await agent.resume_to_end(ask.thread, reply, on_event=view.show)
     settings.runs_dir.mkdir(parents=True, exist_ok=True)
     path = settings.runs_dir / f"{record.run_id}.json"
     tmp = path.with_suffix(".tmp")
@@ -112,9 +143,26 @@ async def _run(
     if as_json:
         sys.stdout.write(record.model_dump_json(indent=2) + "\n")
     else:
-        view.done(record.status, record.run_id, record.pending_question)
+        view.done(record)
         view.coverage(record)
     return record.status
+
+
+async def _checked(agent: Agent, thread: str, reply: str | dict[str, Any]) -> str | dict[str, Any]:
+    """The reply, when it is the kind the run waits for and (a review) it validates."""
+    waiting = await agent.waiting_for(thread)
+    if waiting is None:
+        bad_input(f"run {thread!r} is not waiting for an answer")
+    if waiting == "plan_review" and isinstance(reply, str):
+        bad_input(f"run {thread!r} waits for a plan review: answer with {HINT}")
+    if waiting == "answer" and isinstance(reply, dict):
+        bad_input(f"run {thread!r} asked a question: answer it with --answer")
+    if isinstance(reply, str):
+        return reply
+    try:
+        return await agent.check_review(thread, reply)
+    except InvalidEdit as exc:
+        bad_input(f"{reply['decision']}: {exc} (the run still waits)")
 
 
 class _Progress:
@@ -157,6 +205,10 @@ class _Progress:
             )
         elif kind == "human_input_requested":
             c.print(f"[bold yellow]question for you:[/] {event.question}")
+        elif kind == "plan_review_requested":
+            c.print(event.text, markup=False)
+        elif kind == "plan_reviewed":
+            c.print(f"[dim]plan of round {event.round}: {event.decision}[/]")
         elif kind == "analysis_delta":
             if not self.streaming:
                 c.print()
@@ -166,15 +218,22 @@ class _Progress:
         elif kind == "run_failed":
             c.print(f"[red]run failed:[/] {event.error}")
 
-    def done(self, status: str, run_id: str, pending: str | None) -> None:
+    def done(self, record: RunRecord) -> None:
         self.console.print()
-        if status == "needs_input":
+        run_id = record.run_id
+        if record.pending_review is not None:
+            self.console.print(
+                f"[yellow]plan waiting for review[/] (run {run_id}): answer with "
+                f"`deepagent ask --thread {run_id}` and {HINT}",
+                markup=True,
+            )
+        elif record.status == "needs_input":
             self.console.print(
                 f"[yellow]needs input[/] (run {run_id}): answer with "
                 f'`deepagent ask --thread {run_id} --answer "..."`'
             )
         else:
-            self.console.print(f"[dim]run {run_id}: {status}[/]")
+            self.console.print(f"[dim]run {run_id}: {record.status}[/]")
 
     def coverage(self, record: RunRecord) -> None:
         """One line: how much of the question the answer covers, and what it does not."""

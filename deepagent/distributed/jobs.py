@@ -58,7 +58,9 @@ async def run_job(payload: dict[str, Any]) -> dict[str, Any]:
         if job.kind == "subagent":
             record = await agent.run_subagent(request, job.run_id)
         else:
-            record = await agent.run_to_end(request, mode=job.mode, run_id=job.run_id)
+            record = await agent.run_to_end(
+                request, mode=job.mode, run_id=job.run_id, review_plan=job.review_plan
+            )
             await agent.discard(job.run_id)
     return job_result(record.model_dump(mode="json"), started)
 

@@ -12,7 +12,7 @@ from pydantic import Field
 from context_loader.models import ContextRequest
 from deepagent.core.schema import JSON, Strict
 from deepagent.core.settings import Settings
-from deepagent.core.vocab import Mode
+from deepagent.core.vocab import Mode, ReviewPlan
 
 JOB_FUNC = "deepagent.distributed.jobs.run_job"
 """The one RQ entry point (``deepagent.distributed.jobs.run_subagent`` and
@@ -30,6 +30,9 @@ class RunJob(Strict):
     run_id: str = Field(description="the (sub-)run's id; also the RQ job id")
     request: dict[str, JSON] = Field(description="the run's ContextRequest")
     mode: Mode = "tree"
+    review_plan: ReviewPlan | None = Field(
+        default=None, description="a question's plan review (None: the worker's default)"
+    )
     heartbeat_s: float = Field(gt=0, description="how often the job reports it is alive")
     alive_ttl_s: float = Field(gt=0, description="how long one report counts")
 
@@ -40,6 +43,7 @@ def job_payload(
     request: ContextRequest,
     settings: Settings,
     mode: Mode = "tree",
+    review_plan: ReviewPlan | None = None,
 ) -> dict[str, JSON]:
     """The payload of a job, its liveness timings from the settings of the run that
     submits it (so run and worker agree)."""
@@ -48,6 +52,7 @@ def job_payload(
         run_id=run_id,
         request=request.model_dump(mode="json"),
         mode=mode,
+        review_plan=review_plan,
         heartbeat_s=settings.worker_heartbeat_s,
         alive_ttl_s=settings.subagent_lost_after_s,
     ).model_dump(mode="json")
