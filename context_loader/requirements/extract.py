@@ -15,6 +15,7 @@ from context_loader.requirements.ranking import Found, selections
 from context_loader.requirements.selection import claim_selection_words
 from context_loader.requirements.spans import Spans
 from context_loader.requirements.subjects import SubjectFinder
+from context_loader.requirements.unknown import unknown_names
 from deepagent.core.schema import JSON
 from deepagent.requirements.model import (
     AspectReq,
@@ -60,6 +61,7 @@ class OfflineExtractor:
         terms = [*vocabulary.aspects, *vocabulary.measures, *vocabulary.scope]
         words = sorted(((w, t) for t in terms for w in _words(t)), key=lambda wt: -len(wt[0]))
         self._patterns = [(word_pattern(w), t) for w, t in words]
+        self._vocabulary_words = frozenset(w.lower() for w, _t in words)
 
     async def extract(self, inp: ExtractionInput) -> Requirements:
         return Requirements(items=self.items(inp), extractor=self.name)
@@ -67,6 +69,10 @@ class OfflineExtractor:
     def items(self, inp: ExtractionInput) -> list[Requirement]:
         spans = Spans(unicodedata.normalize("NFKC", inp.question))
         subjects = SubjectFinder(spans, inp.params, inp.page, self.names).find()
+        mentioned = [str(m.get("text") or "") for m in inp.params.get("category_mentions") or []]
+        named = [*mentioned, *(s.text for s in subjects if s.subject_type == "category")]
+        unknown_subjects = unknown_names(spans.text, named, self._vocabulary_words)
+        subjects = _without(subjects, {u.hides for u in unknown_subjects if u.hides})
         periods, late = _periods(spans, inp.params)
         claim_selection_words(spans)
         terms = self._terms(spans)
@@ -89,11 +95,12 @@ class OfflineExtractor:
         forecast = any(t.name == "forecast" for t, _s, _e in scope)
         late = [o for o in late if not (forecast and o.text and _future(o, inp.params))]
         scoped = [*late, *_scope(spans, scope, len(late))]
+        names = [*self.names.unknown(spans), *(u.name for u in unknown_subjects)]
         unknown = [
             OutOfScopeReq(
                 id=f"o{len(scoped) + n + 1}", text=name, scope="unknown_name", detail=name
             )
-            for n, name in enumerate(self.names.unknown(spans))
+            for n, name in enumerate(dict.fromkeys(names))
         ]
         return [*out, *scoped, *unknown]
 
@@ -110,6 +117,12 @@ class OfflineExtractor:
                     spans.take(m.start(), m.end())
                     found.append((term, m.start(), m.end()))
         return sorted(found, key=lambda f: f[1])
+
+
+def _without(subjects: list[SubjectReq], hidden: set[str]) -> list[SubjectReq]:
+    """The subjects but the partial matches of unknown names, renumbered."""
+    kept = [s for s in subjects if not (s.subject_type == "category" and s.text in hidden)]
+    return [s.model_copy(update={"id": f"s{n}"}) for n, s in enumerate(kept, 1)]
 
 
 def _unique(spans: Spans, found: list[tuple[Term, int, int]], prefix: str) -> list[Found]:

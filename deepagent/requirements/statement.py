@@ -40,7 +40,7 @@ _BY_CODE = {
         "other_platform": "数据只覆盖本平台，无法回答其他平台的情况",
         "outside_data": "数据只覆盖{detail}，这个时间没有数据",
         "forecast": "数据只包含已发生的月份，这里不做预测",
-        "unknown_name": "数据中没有这个名称",
+        "unknown_name": "数据中没有这个名称，暂无数据",
     },
     "en": {
         "no_result": "it was queried, but there is no data or the query failed",
@@ -52,7 +52,7 @@ _BY_CODE = {
         "answered",
         "outside_data": "the data covers {detail} only; there is no data for this period",
         "forecast": "the data holds past months only; no forecast is made",
-        "unknown_name": "the data holds no such name",
+        "unknown_name": "the data holds no such name, so there is no data for it",
     },
 }
 
@@ -73,4 +73,6 @@ def statement_lines(items: Sequence[CoverageItem], language: Language) -> list[s
     open_items = [i for i in items if i.status != "covered"]
     if not open_items:
         return []
+    # a name the data does not hold first: the other items follow from it
+    open_items.sort(key=lambda i: i.code != "unknown_name")
     return [HEADING[language], "", *(sentence(i, language) for i in open_items), ""]

@@ -95,6 +95,8 @@ def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
         return _reviewed_final(sit)
     if not done and about_itself(sit.question):
         return _decline()
+    if not done and (unknown := _only_unknown_names(sit.requirements)):
+        return _nothing_known(unknown)
     if not done and not sit.lite and (why := unclear(sit.question, sit.params, sit.conversation)):
         return _ask(sit, why)
     first = _first_fitting(sit, exclude=tried)
@@ -236,6 +238,27 @@ def _reviewed_final(sit: Situation) -> PlannerDecision:
     return PlannerDecision(
         thought="The plan as the reviewer edited it has run; handing over to the analysis.",
         todo_list=_todo(sit, {}, [], set(), final=True),
+        action=FinalAnalysis(),
+    )
+
+
+def _only_unknown_names(requirements: list[dict[str, Any]]) -> list[str]:
+    """The names the data does not hold, when the question names no subject it does
+    (planning any case would answer about another subject: a default, the user's own)."""
+    if any(r.get("kind") == "subject" for r in requirements):
+        return []
+    return [
+        str(r.get("text"))
+        for r in requirements
+        if r.get("kind") == "out_of_scope" and r.get("scope") == "unknown_name"
+    ]
+
+
+def _nothing_known(names: list[str]) -> PlannerDecision:
+    return PlannerDecision(
+        thought=f"The data holds no {', '.join(map(repr, names))} and the question names no"
+        " other subject: nothing to look up; the analysis says so.",
+        todo_list=[],
         action=FinalAnalysis(),
     )
 
