@@ -4,6 +4,8 @@ months."""
 
 from __future__ import annotations
 
+import calendar
+
 import pytest
 
 from deepagent.analysis import AnalysisInput, offline_analysis
@@ -76,3 +78,52 @@ async def test_a_long_monthly_series_shows_its_latest_months(
     assert f"| {months[-1]} |" in table and f"| {months[-10]} |" in table
     assert f"| {months[0]} |" not in table
     assert f"更早的 {len(months) - 10} 个月未列出" in text
+
+
+async def test_a_drill_down_lists_its_last_level_and_a_fan_out_keeps_its_list(
+    executor: ToolExecutor, registry: ToolRegistry
+) -> None:
+    leaf, _ = await top_leaf_overview(executor, registry)
+    bands = await collect(
+        executor, registry, "bands", "get_price_bands", {"category_id": leaf["id"]}
+    )
+    band = bands.data["main_band"]["id"]
+    args = {"category_id": leaf["id"], "price_band_id": band, "top_n": 5}
+    top = await collect(executor, registry, "top", "get_top_products", args)
+    top = top.model_copy(update={"depends_on": ["bands"]})
+    products = top.data["products"]
+    question = f"{leaf['name_zh']}主力价格带里卖得最好的5个商品是哪几个"
+    text = offline_analysis(AnalysisInput(question=question, collected=[bands, top]))
+    assert f"1. {products[0]['title_zh']}" in text  # the products asked for, not the bands
+
+    rank = await collect(
+        executor, registry, "rank", "rank_categories", {"parent_id": BEAUTY, "leaf_only": True}
+    )
+    first = rank.data["categories"][0]
+    per_leaf = bands.model_copy(update={"depends_on": ["rank"], "item_index": 0})
+    question = "美容护肤下面按销售额排前五的叶子类目，各自主力价格带是多少钱"
+    text = offline_analysis(AnalysisInput(question=question, collected=[rank, per_leaf]))
+    assert text.index(f"1. {first['name_zh']}") < text.index("¥")  # the list, then bands
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+async def test_seasonality_names_the_peak_and_the_weakest_month(
+    executor: ToolExecutor, registry: ToolRegistry, lang: str
+) -> None:
+    leaf, _ = await top_leaf_overview(executor, registry)
+    season = await collect(
+        executor, registry, "season", "get_category_seasonality", {"category_id": leaf["id"]}
+    )
+    months = season.data["months"]
+    peak = max(months, key=lambda m: m["avg_gmv"])["month_of_year"]
+    low = min(months, key=lambda m: m["avg_gmv"])["month_of_year"]
+    question = {
+        "zh": f"{leaf['name_zh']}一般几月份最好卖？",
+        "en": f"In which month of the year does {leaf['name_en']} sell best?",
+    }[lang]
+    text = offline_analysis(AnalysisInput(question=question, collected=[season]))
+    named = {"zh": (f"最好卖的是{peak}月", f"最淡的是{low}月"),
+             "en": (f"sells best in {calendar.month_name[peak]}",
+                    f"least in {calendar.month_name[low]}")}[lang]  # fmt: skip
+    assert all(n in text for n in named), text
+    assert "avg_gmv" not in text and "month_of_year" not in text and "条记录" not in text

@@ -40,6 +40,9 @@ class CollectedResult(Strict):
     plain_text: str = ""
     data: JSON = None
     item_index: int | None = Field(default=None, description="for_each copy number")
+    depends_on: list[str] = Field(
+        default_factory=list, description="the actions whose data this one's arguments read"
+    )
 
     @classmethod
     def from_tool_result(
@@ -183,6 +186,8 @@ LABELS: dict[str, tuple[str, str]] = {
     "click_rate": ("点击率", "Click rate"), "conversion_rate": ("转化率", "Conversion rate"),
     "units": ("销量", "Units"), "product_count": ("商品数", "Products"),
     "avg_price": ("均价", "Avg price"), "latest_gmv": ("最近月GMV", "Latest GMV"),
+    "avg_gmv": ("月均GMV", "Avg monthly GMV"), "index": ("季节指数", "Seasonal index"),
+    "month_of_year": ("月份", "Month"),
     "gmv_growth_yoy": ("GMV同比", "GMV YoY"), "gmv_growth_mom": ("GMV环比", "GMV MoM"),
     "gmv_growth_3m": ("近3月增长", "3-month growth"), "pct_of_peak": ("占峰值", "% of peak"),
     "review_count": ("评价数", "Reviews"), "buyers": ("买家数", "Buyers"),

@@ -64,7 +64,7 @@ def lookup_answer(inp: AnalysisInput, sections: list[Section]) -> list[str]:
     lang, size = inp.language, list_size(inp.question)
     asked = asked_metrics(inp.question, inp.measures)
     lines: list[str] = []
-    results = sorted((r for sec in sections for r in sec.results), key=_side_by_side)
+    results = _ordered([r for sec in sections for r in sec.results])
     compared: set[str] = set()  # subjects a comparison has given every figure of
     for res in results:
         data = res.data if isinstance(res.data, dict) else {}
@@ -81,6 +81,20 @@ def lookup_answer(inp: AnalysisInput, sections: list[Section]) -> list[str]:
         if block:
             lines += [*block, "", source_line([res], lang), ""]
     return lines  # empty when no asked figure is in the data: the caller reports instead
+
+
+def _ordered(results: list[CollectedResult]) -> list[CollectedResult]:
+    """Comparisons first; then a list a later single step drilled into after that step's
+    list (the price bands after the top products of the main band: the drill-down's last
+    level is the list asked for; a fan-out over a list, "each one's main band", keeps the
+    list first); otherwise in collected order."""
+    fed = {
+        dep
+        for r in results
+        if r.item_index is None and (rows := main_list(r.data)) and not monthly(rows)
+        for dep in r.depends_on
+    }
+    return sorted(results, key=lambda r: (_side_by_side(r), r.action_id in fed))
 
 
 def _side_by_side(res: CollectedResult) -> int:

@@ -33,7 +33,7 @@ from deepagent.analysis.inputs import (
     subagent_bullets,
 )
 from deepagent.analysis.lookup import lookup_answer
-from deepagent.analysis.phrases import in_language, say, source_line
+from deepagent.analysis.phrases import in_language, month_name, say, source_line
 from deepagent.analysis.shapes import monthly
 from deepagent.core.question import Language, about_itself
 from deepagent.requirements.statement import statement_lines
@@ -57,7 +57,8 @@ def columns(sec: Section) -> list[str]:
     cols += ["@name"] if any(name_of(r, "en") for r in rows) else []
     metric = sec.data.get("metric")
     numeric = {k for r in rows for k in numeric_keys(r)}
-    for key in ("sentiment", *([metric] if isinstance(metric, str) else []), *METRICS):
+    ordinal = ["month_of_year"] if sec.has("month_of_year") else []  # rows named by it
+    for key in (*ordinal, "sentiment", *([metric] if isinstance(metric, str) else []), *METRICS):
         if key not in cols and sec.has(key) and (key in TEXT_COLS or key in numeric):
             cols.append(key)
     return [*cols, *(k for k in numeric_keys(rows[0]) if k not in cols)][:MAX_COLS]
@@ -271,8 +272,21 @@ def _trend(sec: Section) -> Insight | None:
     return Insight(_s(sec, "t_trend"), text, [text], [rec])
 
 
+def _season(sec: Section) -> Insight | None:
+    """Months of the year (a seasonality index): the peak and the weakest month."""
+    rows = [r for r in sec.plain if isinstance(r.get("month_of_year"), int)]
+    key = next((k for k in ("avg_gmv", "index", "gmv") if rows and sec.has(k)), None)
+    if key is None:
+        return None
+    hi, lo = (f(rows, key=lambda r: r.get(key) or 0) for f in (max, min))
+    peak, low = (month_name(r["month_of_year"], sec.lang) for r in (hi, lo))
+    hv, lv = (fmt(key, r.get(key), sec.lang) for r in (hi, lo))
+    text = _s(sec, "season", who=subject(sec), p=peak, m=label(key, sec.lang), pv=hv, lo=low, lv=lv)
+    return Insight(_s(sec, "t_season"), text, [text], [_s(sec, "season_r", p=peak)])
+
+
 _READERS = (
-    _subagents, _flows, _bands, _reviews, _search, _products, _ranking, _groups, _trend
+    _subagents, _flows, _bands, _reviews, _search, _products, _ranking, _groups, _trend, _season
 )  # fmt: skip
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import calendar
 from typing import Any
 
 from deepagent.analysis.inputs import CollectedResult, display_source
@@ -86,6 +87,11 @@ PHRASES: dict[str, tuple[str, str]] = {
     "group": ("{g}以 {name} 为主（{v}）", "{g}: mostly {name} ({v})"),
     "groups": ("{text}。", "{text}."),
     "t_trend": ("月度走势", "Monthly trend"),
+    "t_season": ("季节性（各月份）", "Seasonality by month of the year"),
+    "season": ("{who}一年中最好卖的是{p}（{m} {pv}），最淡的是{lo}（{lv}）。",
+               "{who} sells best in {p} ({m} {pv}) and least in {lo} ({lv})."),
+    "season_r": ("上新、备货与推广安排在{p}的旺季之前。",
+                 "Time launches, stock and promotion ahead of the {p} peak."),
     "trend": ("GMV 从 {a} 的 {av} 变为 {b} 的 {bv}，峰值在 {p}（{pv}）。",
               "GMV went from {av} in {a} to {bv} in {b}, peaking in {p} ({pv})."),
     "trend_r": ("上新与推广节奏安排在每年 {p} 月的销售高峰之前（上一次峰值：{pm}）。",
@@ -100,6 +106,11 @@ PHRASES: dict[str, tuple[str, str]] = {
                    "Fill in the missing data (see the data notes) before the final decision."),
 }
 # fmt: on
+
+
+def month_name(month: int, lang: Language) -> str:
+    """A month of the year: "11月", "November"."""
+    return f"{month}月" if lang == "zh" else calendar.month_name[month]
 
 
 def say(lang: Language, key: str, **values: Any) -> str:

@@ -42,6 +42,7 @@ class ActionRecord(Strict):
             plain_text=self.output_preview,
             data=self.data,
             item_index=self.item_index,
+            depends_on=list(self.depends_on),
         )
 
 
