@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from deepagent.core.schema import JSON, ActionSpec
+from deepagent.core.schema import JSON, ActionSpec, value_refs
 from deepagent.core.templates import BindingError, fill_template
 from deepagent.requirements.bindings import (
     bind_selections,
@@ -86,6 +86,7 @@ class CaseFit:
         self.props = schema_props((s.name, s.json_schema()) for s in registry.tools.values())
         self.takes = {name: list(props) for name, props in self.props.items()}
         self.roles = _roles(self.vocabulary)
+        self.narrowing = {f"aspect:{t.name}" for t in self.vocabulary.aspects if t.narrows}
         self.facts = {
             name: _facts(spec.description, self.props[name], self.vocabulary)
             for name, spec in registry.tools.items()
@@ -169,6 +170,7 @@ class _PlanView:
         self.plan = plan
         self.vocabulary = fit.vocabulary
         self.roles = fit.roles
+        self.narrowing = fit.narrowing
         self.loaded = loaded
         self.case_fields = case_fields
         self.tools = {t for a in plan for t in _tools_of(a)}
@@ -204,10 +206,17 @@ class _PlanView:
             wanted.add("aspect:trend")
         feeders = {d for a in self.plan for d in _inputs(a)}  # a means to another action
         named = sum(isinstance(r, SubjectReq) for r in items)
+        # a feeder nobody asked for whose one value an argument reads narrows a ranking
+        # ("the top 10" read in the main price band only); one a fan-out iterates, or any
+        # feeder where no ranking is asked, is only a means
+        ranks = any(isinstance(r, SelectionReq) for r in items)
+        narrowed = {d for a in self.plan for d in value_refs(a.args)} if ranks else set()
         count = 0
         for action in self.plan:
             roles = set().union(*(self.roles.get(t, set()) for t in _tools_of(action)))
-            count += bool(roles) and not roles & wanted and action.id not in feeders
+            unasked = bool(roles) and not roles & wanted
+            count += unasked and (action.id not in feeders or action.id in narrowed)
+            count += bool(roles & self.narrowing - wanted)  # new launches for "products"
             count += _pads(action, named)
         return count
 

@@ -25,6 +25,7 @@ from deepagent.requirements.bindings import bind_selections, requirement_args, s
 from deepagent.requirements.model import Requirements, SelectionReq
 from deepagent.tools import ToolRegistry
 from eval.harness.plan_choice import ExpectedCall, PlanChoiceCase, decide, read_set, score
+from rag_cases.retriever import CaseHit
 from tests.conftest import INDEX_CACHE
 
 SETS = Path(__file__).parents[1] / "eval" / "sets"
@@ -247,3 +248,24 @@ async def test_complaints_are_asked_for_as_negative_keywords(full_loader: Contex
     actions = await _first_plan(full_loader, "What are buyers complaining about for hand cream?")
     keywords = [a for a in actions if a.tool == "get_review_keywords"]
     assert keywords and all(a.args.get("sentiment") == "negative" for a in keywords)
+
+
+async def test_a_plan_answering_less_than_asked_costs_more(full_loader: ContextLoader) -> None:
+    """The top sellers of a category: a plan reading them in the main price band only, or
+    among the new launches only, costs more than one ranking the whole category; asked
+    for new launches, the new-product ranking wins."""
+    question = "Top 5 best-selling face masks in November?"
+    loaded = await full_loader.load(ContextRequest(question=question))
+    cases = {c: full_loader.library.get(c) for c in ("np-03-face-cream-main-band-top10",
+             "np-06-snacks-new-launch-ranking", "np-11-womenswear-top20")}  # fmt: skip
+    hits = [CaseHit(case, 1.0, 0.0, 0.0) for case in cases.values() if case is not None]
+    fits = full_loader.fit.order(hits, loaded.requirements, loaded.params, question, loaded.tools)
+    cost = {f.hit.case.id: f.cost for f in fits}
+    assert fits[0].hit.case.id == "np-11-womenswear-top20", cost
+    assert (
+        min(cost["np-03-face-cream-main-band-top10"], cost["np-06-snacks-new-launch-ranking"])
+        > (cost["np-11-womenswear-top20"])
+    )
+    launches = await full_loader.load(ContextRequest(question="面膜最近上新的新品榜"))
+    first = full_loader.library.get(launches.cases[0].id)
+    assert first is not None and "get_new_product_ranking" in {a.tool for a in first.plan}

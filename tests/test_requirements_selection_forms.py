@@ -105,3 +105,23 @@ def test_the_runner_up_is_a_top_two(extractor: OfflineExtractor) -> None:
     req = extract(extractor, "Who is the runner-up brand in hand cream by GMV?",
                   (HAND_CREAM, "hand cream"))  # fmt: skip
     assert chosen(req) == [("top", 2, "gmv")]
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "target"),
+    [
+        ("Top 5 best-selling hand creams in November?", "hand creams", "product"),
+        ("Which 2 hand creams sell the best?", "hand creams", "product"),
+        ("the three hottest hand creams right now", "hand creams", "product"),
+        ("护手霜卖多少钱的卖得最好？", "护手霜", "band"),
+        ("护手霜什么价位的最好卖", "护手霜", "band"),
+    ],
+)  # fmt: skip
+def test_what_a_selling_superlative_ranks(
+    extractor: OfflineExtractor, question: str, text: str, target: str
+) -> None:
+    """Products when a superlative of selling stands by the category's name (beside the
+    counted words or not), price bands when the price is what is asked."""
+    req = extract(extractor, question, (HAND_CREAM, text))
+    ranked = [s.target for s in req.items if isinstance(s, SelectionReq) and s.rule == "top"]
+    assert ranked == [target]

@@ -59,7 +59,9 @@ def _request(
 ) -> SelectionReq:
     ranks = sel.rule in ("top", "bottom")
     target = target_of(spans, sel) if ranks else None
-    if target is None and ranks and SALES.search(sel.text):
+    if target is None and ranks and _priced(spans, sel):
+        target = "band"  # "卖多少钱的最好卖": the prices are ranked, by price band
+    if target is None and ranks and _sells(spans, sel):
         target = "product"
     k = sel.k
     before = [s for s in earlier if s.rule in ("top", "bottom")]
@@ -76,6 +78,22 @@ def _request(
         target=target,
         threshold=sel.threshold,
     )
+
+
+_PRICE_BEFORE = re.compile(r"(?:多少钱|什么价位?|啥价位?|什么价格?|哪个价位|哪种价位)\s*的\s*$")
+
+
+def _priced(spans: Spans, sel: Selection) -> bool:
+    """A price asked for right before the superlative: the ranked things are prices."""
+    lo, _hi = spans.clause_of(sel.start)
+    return _PRICE_BEFORE.search(spans.text[lo : sel.start]) is not None
+
+
+def _sells(spans: Spans, sel: Selection) -> bool:
+    """A superlative of selling at the selection ("Top 10 best-selling", "sell the best"):
+    with no target noun, the ranked things are products."""
+    lo, hi = spans.clause_of(sel.start)
+    return SALES.search(spans.text, max(lo, sel.start - 12), min(hi, sel.end + 12)) is not None
 
 
 def _absorbed(found: list[SelectionReq]) -> list[SelectionReq]:

@@ -130,7 +130,8 @@ ORDER_RULES: list[tuple[str, re.Pattern[str]]] = [
 SALES = re.compile(
     r"爆款|爆品|大单品|热销|卖[得的](?:最)?好|卖[得的]最少|卖爆|卖不动|好卖|畅销"
     r"|best[- ]?sell|top[- ]?sell|most sell"
-    r"|\bsold the (?:most|least)\b|\bsells? (?:the )?(?:most|least)\b",
+    r"|\bsold the (?:most|least)\b|\bsells? (?:the )?(?:most|least|best|worst)\b"
+    r"|卖[得的]最火|\bhottest\b|\bmost popular\b",
     re.I,
 )
 """Superlatives of selling: they rank products even where the question names none."""

@@ -32,6 +32,11 @@ class Term(Strict):
         description="aspects: tool -> the arguments that make it answer this aspect"
         " (complaints: a keyword tool's negative sentiment)",
     )
+    narrows: bool = Field(
+        default=False,
+        description="aspects: its tools answer a subset only (new launches, not every"
+        " product): a plan using them for a question that does not ask it answers less",
+    )
 
 
 class Vocabulary(Strict):
@@ -88,6 +93,7 @@ def _unite(into: dict[str, Term], terms: list[Term]) -> None:
             fields=_union(old.fields, term.fields),
             tools=_union(old.tools, term.tools),
             args={**old.args, **term.args},
+            narrows=old.narrows or term.narrows,
         )
 
 
