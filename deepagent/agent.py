@@ -40,9 +40,9 @@ EventSink = Callable[[ev._Event], None]
 
 class StartOptions(TypedDict, total=False):
     """How a run starts: its mode (the settings' by default), its id (a new one by
-        default), the conversation's earlier turns (user / assistant) and what is known of
-        the user (both go to the planner as context), and when its plan is shown for review
-    before it runs."""
+    default), the conversation's earlier turns (user / assistant) and what is known of
+    the user (both go to the planner as context), and when its plan is shown for review
+    before it runs (the settings' default when None)."""
 
     mode: str | None
     run_id: str | None
@@ -99,7 +99,8 @@ class Agent:
         self.summarizer = Summarizer(deps.settings, deps.summarizer)
         self.checkpointer = checkpointer or InMemorySaver()
         self.graph = build_graph(deps, self.checkpointer, self.subagents, self.summarizer)
-        self.reviews = ReviewStep(deps, self.summarizer, allow_subagents=True)
+        # the review node's own check, run before resuming (the graph's node runs it again)
+        self.reviews = ReviewStep(deps, self.summarizer, allow_subagents=self.subagents is not None)
         settings = deps.settings
         if settings.filesystem:
             cleanup_once(settings.workspace_root, settings.workspace_retention_s)

@@ -7,6 +7,7 @@ import re
 from functools import cache
 
 import jieba
+import jieba.posseg
 
 _WORD = re.compile(r"[0-9a-z]+|[\u4e00-\u9fff]+")
 STOPWORDS = frozenset(
@@ -25,6 +26,17 @@ def _jieba() -> jieba.Tokenizer:
     tokenizer = jieba.Tokenizer()
     tokenizer.initialize()
     return tokenizer
+
+
+@cache
+def _pos() -> jieba.posseg.POSTokenizer:
+    """Part-of-speech tagging over the same initialised dictionary (not a second one)."""
+    return jieba.posseg.POSTokenizer(_jieba())
+
+
+def pos_tags(text: str) -> list[tuple[str, str]]:
+    """(word, jieba part-of-speech flag) of each word of ``text``."""
+    return [(w.word, w.flag) for w in _pos().cut(text)]
 
 
 def tokenize(text: str) -> list[str]:

@@ -13,7 +13,13 @@ import itertools
 import re
 
 from context_loader.requirements.selection import Selection, find_selections, target_of
-from context_loader.requirements.selection_words import NOUN_BEFORE, ORDERED, SALES, count_measure
+from context_loader.requirements.selection_words import (
+    NOUN_BEFORE,
+    ORDERED,
+    PRICE_ASKED,
+    SALES,
+    count_measure,
+)
 from context_loader.requirements.spans import Spans
 from deepagent.requirements.model import SelectionReq
 from deepagent.requirements.vocabulary import Term
@@ -80,13 +86,10 @@ def _request(
     )
 
 
-_PRICE_BEFORE = re.compile(r"(?:多少钱|什么价位?|啥价位?|什么价格?|哪个价位|哪种价位)\s*的\s*$")
-
-
 def _priced(spans: Spans, sel: Selection) -> bool:
     """A price asked for right before the superlative: the ranked things are prices."""
     lo, _hi = spans.clause_of(sel.start)
-    return _PRICE_BEFORE.search(spans.text[lo : sel.start]) is not None
+    return PRICE_ASKED.search(spans.text[lo : sel.start]) is not None
 
 
 def _sells(spans: Spans, sel: Selection) -> bool:

@@ -135,6 +135,8 @@ SALES = re.compile(
     re.I,
 )
 """Superlatives of selling: they rank products even where the question names none."""
+PRICE_ASKED = re.compile(r"(?:多少钱|什么价位?|啥价位?|什么价格?|哪个价位|哪种价位)\s*的\s*$")
+"""A price asked right before a superlative ("卖多少钱的最好卖"): prices are ranked."""
 ORDERING = re.compile(r"排|rank|sort", re.I)
 FIRST = re.compile(
     r"(?<!季)第一(?!季|次|个月|周|天|批|步|要务|优先)|冠军|销冠"

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
+
+from rag_cases.text import pos_tags
 
 _ZH_SLOT = re.compile(
     r"([\u4e00-\u9fff]{2,16})(?:类目|品类|类别)|买([\u4e00-\u9fff]{2,12})的(?:人|买家|用户)"
@@ -167,17 +167,4 @@ def _en_unknown_word(word: str, vocabulary: set[str]) -> bool:
 
 
 def _zh_tokens(text: str) -> list[tuple[str, str]]:
-    return list(_posseg()(text)) if text else []
-
-
-@cache
-def _posseg() -> Any:
-    import jieba
-    import jieba.posseg
-
-    jieba.setLogLevel(60)
-
-    def cut(text: str) -> list[tuple[str, str]]:
-        return [(w.word, w.flag) for w in jieba.posseg.cut(text)]
-
-    return cut
+    return pos_tags(text) if text else []

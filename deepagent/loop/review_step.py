@@ -193,7 +193,8 @@ def _rejected(state: RunState, proposed: PlanProposal, outcome: Rejected) -> dic
     """The rejected round's record and the reason as the reviewer's turn: it joins the
     question and the conversation (as a ``call_human`` answer does), so the next planning
     round and the context stage both read it."""
-    decision = RunView(state).decision
+    view = RunView(state)
+    decision = view.decision
     calls = [a.model_dump(mode="json", exclude={"fan_out"}, exclude_none=True)
              for a in proposed.actions]  # fmt: skip
     note = f"plan rejected by the reviewer: {outcome.reason}"
@@ -201,8 +202,7 @@ def _rejected(state: RunState, proposed: PlanProposal, outcome: Rejected) -> dic
                       note=note, rejected_calls=calls)  # fmt: skip
     request = dict(state["request"])
     request["question"] = f"{request['question']}\n{outcome.reason}"
-    language = RunView(state).loaded.language
-    shown = describe(proposed, language)[:CONVERSATION_CHARS]
+    shown = describe(proposed, view.loaded.language)[:CONVERSATION_CHARS]
     conversation = [
         *state.get("conversation", []),
         {"role": "assistant", "content": shown},

@@ -5,11 +5,10 @@ call estimate, and the four answers."""
 from __future__ import annotations
 
 import json
-from typing import Literal
 
+from deepagent.core.question import Language
 from deepagent.review.model import CallEstimate, PlanProposal, ProposedAction
 
-Language = Literal["zh", "en"]
 ARGS_CHARS = 160
 
 TEXT: dict[Language, dict[str, str]] = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, model_validator
+from pydantic import Field, TypeAdapter, field_validator, model_validator
 
 from deepagent.core.schema import JSON, ActionSpec, Strict, SubAgentTask, TodoItem
 from deepagent.core.vocab import REVIEW_PLANS, ReviewPlan
@@ -112,6 +112,13 @@ class Reject(Strict):
 
     decision: Literal["reject"] = "reject"
     reason: str = Field(min_length=1, max_length=MAX_REASON_CHARS)
+
+    @field_validator("reason")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("is blank (only white space)")
+        return value
 
 
 class Cancel(Strict):

@@ -13,12 +13,11 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any, cast
+from typing import Any
 
 from context_loader.models import MAX_QUESTION_CHARS, ContextRequest
 from deepagent import events as ev
 from deepagent.agent import Agent
-from deepagent.core.vocab import ReviewPlan
 from deepagent.record import RunRecord
 from deepagent.service.backends import ServiceStore
 from deepagent.service.memory import MemoryKeeper
@@ -112,7 +111,7 @@ class RunManager:
                 run_id=run_id,
                 conversation=turns,
                 memory=memory,
-                review_plan=cast(ReviewPlan, run.review_plan),
+                review_plan=run.review_plan,
             )
             self._launch(run_id, events)
         return run_id, created
@@ -269,8 +268,7 @@ class RunManager:
                 events = self.agent.proceed(run_id, after_seq=after)
             else:  # died before the first checkpoint: start it again
                 request = ContextRequest.model_validate(row.request)
-                review = cast(ReviewPlan, row.review_plan)
-                events = self.agent.resume_fresh(request, row.mode, run_id, after, review)
+                events = self.agent.resume_fresh(request, row.mode, run_id, after, row.review_plan)
             log.warning("run %s: taken over after its process stopped (event %d)", run_id, after)
             self._launch(run_id, events, AnalysisSplice(await self._sent_analysis(run_id)))
             taken.append(run_id)

@@ -106,8 +106,6 @@ class EditBody(Edit, Body):
 class RejectBody(Reject, Body):
     """Plan again; the reason is the planner's feedback."""
 
-    _reason = field_validator("reason")(not_blank)
-
 
 class CancelBody(Cancel, Body):
     """End the run without running the plan."""

@@ -222,9 +222,7 @@ async def resume_run(run_id: str, body: ResumeBody, key: Caller, state: State) -
 
 
 def _answer_of(body: ApproveBody | EditBody | RejectBody | CancelBody) -> dict[str, Any]:
-    return body.model_dump(mode="json", by_alias=True, exclude_unset=True) | {
-        "decision": body.decision
-    }
+    return body.model_dump(mode="json", by_alias=True)
 
 
 async def _room(state: ServiceState, run_id: str, field: str, text: str) -> None:

@@ -24,10 +24,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiosqlite
 
+from deepagent.core.vocab import ReviewPlan
 from deepagent.service.store_base import Args, Row, Tx, indexes, schema
 from deepagent.service.store_keys import KeyRow, KeyStore
 from deepagent.service.store_memory import MemoryStore
@@ -57,7 +58,7 @@ class NewRun:
     mode: str
     request: dict[str, Any]
     tenant: str
-    review_plan: str = field(default="off", kw_only=True)  # a ReviewPlan: kept for restarts
+    review_plan: ReviewPlan = field(default="off", kw_only=True)  # kept for restarts
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def run_row(row: Row) -> RunRow:
         id=id_, key_id=key_id, user_id=user_id, conversation_id=conversation_id,
         question=question, mode=mode, request=json.loads(row[7]), status=status,
         record=record, owner=row[9], lease_until=float(row[10]), tenant=str(row[11]),
-        review_plan=str(row[12]), cancel_requested=bool(row[13]),
+        review_plan=cast(ReviewPlan, str(row[12])), cancel_requested=bool(row[13]),
     )  # fmt: skip
 
 
