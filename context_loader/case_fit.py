@@ -14,7 +14,6 @@ compared (the planner rebinds a plan to them); kinds and shapes are.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 from deepagent.core.schema import JSON, ActionSpec, value_refs
 from deepagent.core.templates import BindingError, fill_template
 from deepagent.requirements.bindings import (
+    LIST_ARG,
     bind_selections,
     bind_subjects,
     enum_of,
@@ -58,7 +58,6 @@ REBOUND = 0.3  # compared subjects a plan answers one by one (rebound), not side
 RANK = 0.005  # per place in retrieval: closer wording breaks near-ties, never a coverage gap
 IDLE = 0.1  # an action answering an aspect or listing that the question does not ask
 UNFILLABLE = 100.0  # a plan whose placeholders the parameters cannot fill
-_LIST_ARG = re.compile(r"_ids$")  # a tool taking several subjects side by side
 
 
 @dataclass(frozen=True)
@@ -190,7 +189,7 @@ class _PlanView:
         if isinstance(req, AspectReq):
             return self._aspect(req)
         if isinstance(req, ComparisonReq):
-            return 0.0 if any(_LIST_ARG.search(k) for k in self.arg_names) else REBOUND
+            return 0.0 if any(LIST_ARG.search(k) for k in self.arg_names) else REBOUND
         return 0.0
 
     def idle(self, requirements: Requirements) -> int:
@@ -298,7 +297,7 @@ def _per_item_asks(requirements: Requirements) -> int:
 def _pads(action: ActionSpec, named: int) -> bool:
     """A side-by-side call whose list holds more subjects than the question names: the
     case compared its own pair (the main category beside the one asked about)."""
-    lists = [v for k, v in action.args.items() if _LIST_ARG.search(k) and isinstance(v, list)]
+    lists = [v for k, v in action.args.items() if LIST_ARG.search(k) and isinstance(v, list)]
     return any(len(v) > max(named, 1) for v in lists)
 
 

@@ -209,3 +209,11 @@ async def test_llm_binder_turns_a_model_reply_into_the_argument() -> None:
     assert status["fail"].status == "failed" and "no such field" in (status["fail"].error or "")
     prompt = str(model.calls[0][-1].content)
     assert "ids of the first and last items" in prompt and '"items"' in prompt
+
+
+async def test_records_come_in_the_plan_order_however_the_calls_finished() -> None:
+    slow_first = [act("a", delay=0.05), act("b"), act("c", delay=0.02), act("d", ["b"])]
+    outcome = await runner(max_parallel=4).run(slow_first)
+    ends = [name for event, name in fake_dag_module.LOG[-8:] if event == "end"]
+    assert ends[0] != "a"  # a finished last, yet is recorded first
+    assert [r.id for r in outcome.records] == ["a", "b", "c", "d"]

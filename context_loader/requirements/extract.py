@@ -31,10 +31,11 @@ from deepagent.requirements.model import (
 from deepagent.requirements.vocabulary import Term, Vocabulary, word_pattern
 
 _COMPARE = re.compile(
-    r"对比|比较|比一比|比比|相比|哪个|哪一个|哪家|谁|区别|差异|差别|放一起|放在一起|"
+    r"对比|比较|比一比|比比|相比|哪个|哪一个|哪家|谁|区别|差异|差别|差距|相差|差了?多少|放一起|放在一起|"
     r"更(?:高|大|多|快|好|便宜|贵|少|低|强|卷)|\bvs\.?\b|\bversus\b|\bcompar\w*|\bwhich\b|"
     r"\bbetter\b|\bbigger\b|\bhigher\b|\blarger\b|\bfaster\b|\bcheaper\b|\bmore\b.*\bthan\b|"
-    r"\bside by side\b|\bnext to each other\b|\bdifference\b|\bor\b|还是|\b\w+er\b(?= in\b)",
+    r"\bside by side\b|\bline (?:them |these |those )?up\b|\bstack up\b|\bgap\b|"
+    r"\bnext to each other\b|\bdifference\b|\bor\b|还是|\b\w+er\b(?= in\b)",
     re.I | re.A,
 )
 

@@ -5,13 +5,8 @@ deterministic default, built from the data, no model) and the model-backed analy
 (the ``analyst`` role's chat model with the ``analyst`` prompt).
 """
 
-from deepagent.analysis.inputs import (
-    AnalysisInput,
-    CollectedResult,
-    QuestionType,
-    ResultStatus,
-    classify_question,
-)
+from deepagent.analysis.asked import QuestionType, classify_question
+from deepagent.analysis.inputs import AnalysisInput, CollectedResult, ResultStatus
 from deepagent.analysis.llm import stream_llm_analysis
 from deepagent.analysis.offline import offline_analysis, stream_offline_analysis
 from deepagent.analysis.prompt import analyst_messages

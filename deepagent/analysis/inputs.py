@@ -3,28 +3,27 @@
 The analyst (offline templated or model-backed) sees the question, the context
 parameters, the skills' analysis guidance, the TodoList and everything the executor
 collected, one ``CollectedResult`` per action (per copy for ``for_each`` actions).
-Shared by both analysts: the rule-based question-type classifier, and readers of the
-collected data by its shape (rows, names, metric fields, values and sources as shown).
+Shared by both analysts: readers of the collected data by its shape (rows, names,
+metric fields, values and sources as shown); what the question asks is read in ``asked``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, model_validator
 
+from deepagent.analysis.asked import QuestionType, asked_metrics, classify_question
 from deepagent.analysis.shapes import expand_groups, pair_name
 from deepagent.core.question import Language, detect_language
 from deepagent.core.schema import JSON, Strict, TodoItem, ToolResult
 from deepagent.core.vocab import ActionStatus
 from deepagent.requirements.model import CoverageItem
 
-QuestionType = Literal["lookup", "analysis"]
 ResultStatus = ActionStatus
 
 
@@ -102,73 +101,15 @@ class AnalysisInput(Strict):
 
     @property
     def kind(self) -> QuestionType:
-        """The question type: the given one, else classified from the question."""
-        return self.question_type or classify_question(self.question)
-
-
-# Words that make a question an analysis even when it also asks for a figure.
-_ANALYSIS_ZH = (
-    "分析 为什么 为何 原因 建议 特点 特征 共同 共性 对比 比较 趋势 走势 洞察 策略 机会 "
-    "规律 优势 劣势 差异 区别 评估 诊断 怎么办 如何 怎样 怎么做 推荐 值得 适合 哪些"
-).split()
-_ANALYSIS_EN = re.compile(
-    r"\b(analy[sz]e|analysis|why|compare|comparison|versus|vs|recommend\w*|suggest\w*|"
-    r"advice|advise|trends?|insights?|strateg\w*|opportunit\w*|should|characteristics?|"
-    r"differences?|differ|evaluate|assess|diagnose|explain)\b|in common|how (can|should|do) i",
-    re.IGNORECASE,
-)
-# Words that ask for one figure or value.
-_LOOKUP_ZH = (
-    "多少 是多少 几个 几家 几款 几月 哪个月 哪一月 哪个 哪一个 哪家 第几 是什么 有几".split()
-)
-_LOOKUP_EN = re.compile(
-    r"\b(what (was|is|were|are)|what's|how (much|many)|which (month|one|year|day)|"
-    r"what (share|percentage|percent)|when did|tell me the)\b",
-    re.IGNORECASE,
-)
-
-
-def classify_question(question: str) -> QuestionType:
-    """``lookup`` when the question asks for one figure or value and nothing more,
-    ``analysis`` otherwise (also when in doubt: a fuller answer is the safer side)."""
-    text = question.strip()
-    if any(w in text for w in _ANALYSIS_ZH) or _ANALYSIS_EN.search(text):
-        return "analysis"
-    if any(w in text for w in _LOOKUP_ZH) or _LOOKUP_EN.search(text):
-        return "lookup"
-    return "analysis"
-
-
-# The metric a lookup asks for: (data keys, words); the first match wins.
-ASKED: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("gmv_growth_yoy", "gmv_yoy"), r"同比|\byoy\b|year[- ]on[- ]year|year over year"),
-    (("gmv_growth_mom",), r"环比|\bmom\b|month[- ]on[- ]month|month over month"),
-    (("new_product_share",), r"新品占比|new[- ]product share"),
-    (("avg_price",), r"均价|平均价|average price|avg price"),
-    (("competition_index",), r"竞争|competition"),
-    (("search_volume",), r"搜索量|search volume"),
-    (("total_lost_buyers", "lost_buyers"), r"流失|lost buyers"),
-    (("review_count",), r"评价数|评论数|\breviews\b"),
-    (("rating",), r"评分|rating"),
-    (("uplift",), r"增幅|uplift"),
-    (("units",), r"销量|\bunits\b|件数"),
-    (("buyers",), r"买家|\bbuyers\b"),
-    (("sellers",), r"卖家|\bsellers\b"),
-    (("price",), r"价格|\bprice\b"),
-)
-
-
-def asked_metrics(question: str, measures: Sequence[Sequence[str]] = ()) -> list[tuple[str, ...]]:
-    """The figures a lookup question asks for, each as its candidate data fields: the
-    requirements' measures first (their vocabulary fields), then any of the words below
-    they miss, GMV when nothing more specific: "how many buyers and sellers" asks for two,
-    "卷不卷？有多少家在卖" for the competition index and the sellers."""
-    text = question.lower()
-    found = [tuple(m) for m in measures if m]
-    for keys, words in ASKED:
-        if re.search(words, text) and not any(set(keys) & set(f) for f in found):
-            found.append(keys)
-    return found or [("gmv", "latest_gmv")]
+        """The question type: the given one, else classified from the question; a
+        comparison on two or more figures ("which is bigger, and which has more sellers")
+        is weighed, not looked up."""
+        if self.question_type:
+            return self.question_type
+        compared = any(c.kind == "comparison" for c in self.coverage)
+        if compared and len(self.measures) >= 2:
+            return "analysis"
+        return classify_question(self.question)
 
 
 # --- Reading collected data by its shape (not by tool name) -----------------------------
@@ -273,6 +214,7 @@ class Section:
     lang: Language
     rows: list[tuple[str, Row]] = field(default_factory=list)
     grouped: bool = False  # rows expanded from group rows (a profile's dimensions)
+    asked: list[tuple[str, ...]] = field(default_factory=list)  # the question's figures
 
     def __post_init__(self) -> None:
         for res in self.results:
@@ -315,7 +257,18 @@ def build_sections(inp: AnalysisInput) -> list[Section]:
     by_action: dict[str, list[CollectedResult]] = {}
     for res in [r for r in ok if r.module != "common"] or ok:
         by_action.setdefault(res.action_id, []).append(res)
-    return [Section(rs, inp.language) for rs in by_action.values()]
+    asked = asked_metrics(inp.question, inp.measures)
+    out = [Section(rs, inp.language, asked=asked) for rs in by_action.values()]
+    figures = [s for s in out if not _one_month(s)]
+    return figures or out  # a one-month "series" beside other data adds no figure
+
+
+def _one_month(sec: Section) -> bool:
+    """A series tool's answer for a single month: a figure another section holds, never
+    a change or a trend."""
+    return bool(sec.rows) and all(
+        len(main_list(r.data)) == 1 and "month" in main_list(r.data)[0] for r in sec.results
+    )
 
 
 def label(key: str, lang: Language) -> str:

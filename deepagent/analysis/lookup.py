@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 
+from deepagent.analysis.asked import asked_metrics
 from deepagent.analysis.compare import compare_lines
 from deepagent.analysis.inputs import (
     AnalysisInput,
     CollectedResult,
     Row,
     Section,
-    asked_metrics,
     fmt,
     label,
     main_list,

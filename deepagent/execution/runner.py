@@ -96,7 +96,7 @@ class TreeRunner:
             return TreeOutcome(records=[], error=str(exc))
         records = await self._schedule(graph, data)
         produced = {a.id: data[a.id] for a in actions if a.id in data}
-        return TreeOutcome(records=records, data=produced)
+        return TreeOutcome(records=_in_plan_order(records, actions), data=produced)
 
     async def _schedule(self, graph: nx.DiGraph[str], data: dict[str, JSON]) -> list[ActionRecord]:
         waiting = {n: graph.in_degree(n) for n in graph.nodes}
@@ -242,3 +242,13 @@ def _replace(value: JSON, marker: dict[str, JSON], new: JSON) -> JSON:
     if isinstance(value, list):
         return [_replace(v, marker, new) for v in value]
     return value
+
+
+def _in_plan_order(
+    records: list[ActionRecord], actions: Sequence[ActionSpec]
+) -> list[ActionRecord]:
+    """Records in the plan's order (each fan-out's copies in item order), not in the
+    order they finished: what reads them (the analysis, the record) is then the same
+    from run to run, however the calls raced."""
+    place = {a.id: i for i, a in enumerate(actions)}
+    return sorted(records, key=lambda r: (place.get(r.id, len(place)), r.item_index or 0))

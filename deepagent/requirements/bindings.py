@@ -12,14 +12,17 @@ offline planner binds them into the case plan it follows, and the case fit
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from deepagent.core.schema import JSON, ActionSpec
+from deepagent.requirements.evidence import SUBJECT_KEYS
 from deepagent.requirements.model import AspectReq, PeriodReq, Requirements, SelectionReq
 from deepagent.requirements.vocabulary import Vocabulary
 
 COUNT_ARGS = ("limit", "top_n", "page_size")
+LIST_ARG = re.compile(r"_ids$")  # a tool taking several subjects side by side
 
 ToolArgs = Mapping[str, Mapping[str, Any]]
 """tool name -> its JSON-schema ``properties``."""
@@ -214,7 +217,11 @@ def bind_subjects(
     ``product_id``; one period replaces literal months (a range: ``start_month`` /
     ``end_month``, added where the tool takes them (``takes``: tool -> argument names);
     one month: ``month`` and the end of ranges). Values read from other actions
-    (``$ref`` / ``$item``) and plans about several products or periods are kept."""
+    (``$ref`` / ``$item``) and plans about several products or periods are kept. A
+    side-by-side list of subjects (``category_ids``) holding one of the subjects the
+    question names becomes the list of all of them, in the question's order: "dog food,
+    cat food and fish food" on a case comparing its own pair compares the three."""
+    plan = [_listed(a, _subject_refs(requirements)) for a in plan]
     wanted, ranged = _wanted(requirements)
     if not wanted:
         return plan
@@ -226,6 +233,29 @@ def bind_subjects(
         }
         out.append(_rebound_args(action, wanted, add))
     return out
+
+
+def _subject_refs(requirements: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """subject type -> the ids the question names of it, in its order."""
+    out: dict[str, list[int]] = {}
+    for r in requirements:
+        ref = r.get("ref")
+        if r.get("kind") == "subject" and isinstance(ref, int) and not isinstance(ref, bool):
+            refs = out.setdefault(str(r.get("subject_type")), [])
+            refs += [ref] if ref not in refs else []
+    return out
+
+
+def _listed(action: ActionSpec, refs: Mapping[str, list[int]]) -> ActionSpec:
+    args = dict(action.args)
+    for key, value in action.args.items():
+        if not LIST_ARG.search(key) or not isinstance(value, list):
+            continue
+        for kind, pattern in SUBJECT_KEYS.items():
+            named = refs.get(kind, [])
+            if pattern.search(key) and len(named) >= 2 and set(value) & set(named):
+                args[key] = list(named)
+    return action if args == action.args else action.model_copy(update={"args": args})
 
 
 def _wanted(requirements: list[dict[str, Any]]) -> tuple[dict[str, JSON], bool]:

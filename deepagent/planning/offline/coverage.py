@@ -70,15 +70,29 @@ def static_gaps(sit: Situation, plan: list[ActionSpec]) -> list[dict[str, Any]]:
     """Subjects and periods of the requirements that no action of ``plan`` names."""
     args = [a.args for a in plan]
     ids = {k: set().union(*(ids_under(x, p) for x in args)) for k, p in SUBJECT_KEYS.items()}
+    ones = [{k: v for k, v in x.items() if not isinstance(v, list)} for x in args]
+    single = {k: set().union(*(ids_under(x, p) for x in ones)) for k, p in SUBJECT_KEYS.items()}
     months = set().union(*(months_of(Evidence("", None, x, True)) for x in args))
-    return [req for req in sit.requirements if _left_out(req, ids, months)]
+    named = {r["ref"] for r in sit.requirements if r.get("kind") == "subject" and r.get("ref")}
+    return [req for req in sit.requirements if _left_out(req, ids, single, named, months)]
 
 
-def _left_out(req: dict[str, Any], ids: dict[str, set[int]], months: set[str]) -> bool:
+def _left_out(
+    req: dict[str, Any],
+    ids: dict[str, set[int]],
+    single: dict[str, set[int]],
+    asked: set[Any],
+    months: set[str],
+) -> bool:
     ref = req.get("ref")
     if req.get("kind") == "subject" and isinstance(ref, int):
         named = ids.get(req["subject_type"]) or set()
-        return bool(named) and ref not in named  # a plan about such subjects, not this one
+        if named and ref not in named:
+            return True  # a plan about such subjects, not this one
+        # steps the plan takes for each asked subject one by one (the trend of each of
+        # two compared categories) run for this one too, beside the side-by-side list
+        one_by_one = (single.get(req["subject_type"]) or set()) & asked
+        return bool(one_by_one) and ref not in one_by_one
     if req.get("kind") == "period" and months:  # a plan that names months, not these
         return not set(months_between(req["start_month"], req["end_month"])) <= months
     return False
@@ -115,9 +129,11 @@ def _rebinds(
 def _subject_params(sit: Situation, req: dict[str, Any]) -> dict[str, JSON] | None:
     ref = req.get("ref")
     if req.get("subject_type") == "category" and isinstance(ref, int):
-        known = [c for c in sit.params.get("categories") or [] if c.get("id") == ref]
+        named = list(sit.params.get("categories") or [])
+        known = [c for c in named if c.get("id") == ref]
         cat = known[0] if known else {"id": ref, "name_zh": req.get("name", ""), "name_en": ""}
-        return {"category": cat, "categories": [cat]}
+        others = [c for c in named if c.get("id") != ref]  # a pair's other side: asked ones
+        return {"category": cat, "categories": [cat, *others]}
     if req.get("subject_type") == "product" and isinstance(ref, int):
         return {"page_product": {"id": ref}, "product_id": ref}
     return None
