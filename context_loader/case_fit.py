@@ -57,6 +57,9 @@ ADDABLE = 0.5  # an aspect no action answers but a loaded tool does (the planner
 REBOUND = 0.3  # compared subjects a plan answers one by one (rebound), not side by side
 RANK = 0.005  # per place in retrieval: closer wording breaks near-ties, never a coverage gap
 IDLE = 0.1  # an action answering an aspect or listing that the question does not ask
+NARROWED = 5  # idle units for a listing narrowed the question does not narrow (new launches
+# only, for "the top products"): another question's answer, not merely an extra step
+BOUND_KINDS = ("category", "product")  # subjects the context binds into a plan's arguments
 UNFILLABLE = 100.0  # a plan whose placeholders the parameters cannot fill
 
 
@@ -122,9 +125,9 @@ class CaseFit:
         plan = _filled(hit.case.plan, params, question)
         if plan is None:
             return Fit(hit, rank, UNFILLABLE, ())
-        plan = bind_subjects(bind_selections(plan, rows), rows, self.takes)
-        view = _PlanView(plan, self, set(hit.case.fields), loaded)
-        cost, uncovered = 0.0, []
+        bound = bind_subjects(bind_selections(plan, rows), rows, self.takes)
+        view = _PlanView(bound, self, set(hit.case.fields), loaded, _named(requirements))
+        cost, uncovered = REBOUND * _flipped(plan, bound), []
         for req in requirements.items:
             share = view.uncovered_share(req)
             if share:
@@ -132,8 +135,18 @@ class CaseFit:
                 uncovered.append(req.id)
         cost += IDLE * view.idle(requirements)
         if _per_item_asks(requirements) < 2:  # one call per item needs no sub-task
-            cost += IDLE * sum(a.subagent is not None for a in plan)
+            cost += IDLE * sum(a.subagent is not None for a in bound)
         return Fit(hit, rank, round(cost, 3), tuple(uncovered))
+
+
+def _flipped(plan: list[ActionSpec], bound: list[ActionSpec]) -> int:
+    """Switches of the case's own the question turns around (its leaves-only ranking for
+    a question about direct sub-categories): a plan made for another shape."""
+    return sum(
+        isinstance(v, bool) and b.args.get(k) != v
+        for a, b in zip(plan, bound, strict=True)
+        for k, v in a.args.items()
+    )
 
 
 def _filled(
@@ -164,9 +177,15 @@ class _PlanView:
     """A filled plan as the fit reads it: its tools, argument names and measures."""
 
     def __init__(
-        self, plan: list[ActionSpec], fit: CaseFit, case_fields: set[str], loaded: set[str]
+        self,
+        plan: list[ActionSpec],
+        fit: CaseFit,
+        case_fields: set[str],
+        loaded: set[str],
+        named: Mapping[str, set[int]],
     ) -> None:
         self.plan = plan
+        self.named = named
         self.vocabulary = fit.vocabulary
         self.roles = fit.roles
         self.narrowing = fit.narrowing
@@ -215,14 +234,20 @@ class _PlanView:
             roles = set().union(*(self.roles.get(t, set()) for t in _tools_of(action)))
             unasked = bool(roles) and not roles & wanted
             count += unasked and (action.id not in feeders or action.id in narrowed)
-            count += bool(roles & self.narrowing - wanted)  # new launches for "products"
+            count += NARROWED * bool(roles & self.narrowing - wanted)  # new launches only
             count += _pads(action, named)
         return count
 
     def _takes_subject(self, req: SubjectReq) -> bool:
         kind = req.subject_type
         if kind in SUBJECT_KEYS:
-            return any(SUBJECT_KEYS[kind].search(k) for k in self.arg_names)
+            pattern = SUBJECT_KEYS[kind]
+            if not any(pattern.search(k) for k in self.arg_names):
+                return False
+            if kind not in BOUND_KINDS:
+                return True  # a campaign is found by name when the plan runs
+            named = self.named.get(kind, set())  # a plan that binds none of them answers
+            return not named or bool(named & _literal_ids(self.plan, pattern))  # others
         if kind == "own_shop":
             return "merchant_id" in self.arg_names
         if kind == "new_product":
@@ -244,9 +269,11 @@ class _PlanView:
         return any(measure in f.measures for f in self.facts)
 
     def _ranks(self, req: SelectionReq) -> bool:
-        if req.rule == "main_band":  # a tool listing the bands, to choose the main one
-            bands = set(self.vocabulary.listings.get("band", []))
-            return bool(bands & self.tools)
+        if req.rule == "main_band":  # a tool listing the bands, to choose the main one;
+            bands = set(self.vocabulary.listings.get("band", []))  # a fan-out over every
+            listed = {a.id for a in self.plan if a.tool in bands}  # band is not the main one
+            each = any(a.for_each is not None and a.for_each.ref in listed for a in self.plan)
+            return bool(bands & self.tools) and not each
         if req.rule == "threshold":
             return req.measure is None or self._carries(req.measure)
         listing = set(listing_tools(req.target, self.vocabulary))
@@ -281,6 +308,33 @@ def _roles(vocabulary: Vocabulary) -> dict[str, set[str]]:
         for tool in tools:
             roles.setdefault(tool, set()).add(f"list:{target}")
     return roles
+
+
+def _named(requirements: Requirements) -> dict[str, set[int]]:
+    """subject kind -> the ids the question names of it."""
+    out: dict[str, set[int]] = {}
+    for r in requirements.items:
+        if isinstance(r, SubjectReq) and isinstance(r.ref, int) and not isinstance(r.ref, bool):
+            out.setdefault(r.subject_type, set()).add(r.ref)
+    return out
+
+
+def _literal_ids(plan: list[ActionSpec], pattern: Any) -> set[int]:
+    """The ids a plan gives literally (not read from another step) under argument names
+    matching ``pattern``, at any depth (a SubAgent's arguments too): the subjects it is
+    about. "The top products of the main band of air purifiers" on a plan about the
+    merchant's new products binds no category the question names."""
+    out: set[int] = set()
+    stack: list[tuple[str, Any]] = [(k, v) for a in plan for k, v in a.args.items()]
+    while stack:
+        key, value = stack.pop()
+        if isinstance(value, dict) and not {"$ref", "$item"} & value.keys():
+            stack.extend(value.items())
+        elif isinstance(value, list):
+            stack.extend((key, v) for v in value)
+        elif isinstance(value, int) and not isinstance(value, bool) and pattern.search(key):
+            out.add(value)
+    return out
 
 
 def _per_item_asks(requirements: Requirements) -> int:

@@ -23,8 +23,9 @@ from context_loader.identify import (
     OfflineClassifier,
 )
 from context_loader.models import CaseRef, ContextRequest, LoadedContext, ParamStatus
+from context_loader.module_gaps import ModuleGaps
 from context_loader.module_index import ModuleIndex
-from context_loader.params import ParamLoader, system_params
+from context_loader.params import ParamLoader, question_product, system_params
 from context_loader.requirements import (
     ExtractionInput,
     LLMExtractor,
@@ -57,6 +58,7 @@ class ContextLoader:
     classifier: ModuleClassifier
     extractor: RequirementExtractor
     fit: CaseFit
+    gaps: ModuleGaps
 
     @classmethod
     def create(cls, settings: Settings, registry: ToolRegistry | None = None) -> ContextLoader:
@@ -74,7 +76,8 @@ class ContextLoader:
         skills = load_skills(settings.skills_dirs)
         extractor = requirement_extractor(registry, settings)
         fit = CaseFit(registry)
-        return cls(settings, registry, library, retriever, skills, classifier, extractor, fit)
+        gaps = ModuleGaps(registry, fit)
+        return cls(settings, registry, library, retriever, skills, classifier, extractor, fit, gaps)
 
     def executor(self, request: ContextRequest, run_id: str = "") -> ToolExecutor:
         now = request.now or self.settings.now
@@ -94,15 +97,6 @@ class ContextLoader:
         )
         identification, hits = await identify
         business = identification.selected
-        modules = [*business, COMMON_MODULE]
-        t = time.perf_counter()
-        candidates = [h for h in hits if set(h.case.modules) <= set(business)]
-        tools = [spec.name for spec in self.registry.tools_for(business)]
-        if request.tools is not None:
-            allowed = {*request.tools, *(t.name for t in self.registry.tools_for([]))}
-            tools = [t for t in tools if t in allowed]
-        skills = [s.name for s in skills_for(self.skills, business)]
-        timings["select"] = _ms(t)
         module_loader = ParamLoader(self._providers(business), executor)
         module_status = await _timed(module_loader.load(params), timings, "params_modules")
         t = time.perf_counter()
@@ -114,6 +108,18 @@ class ContextLoader:
                 requirements, await self._previous_turn(request), request.question
             )
         timings["requirements"] = _ms(t)
+        module_status.append(await question_product(requirements, params, executor))
+        added = self._needed(requirements, business, identification, request)
+        if added:  # modules only the requirements asked for: their parameters too
+            extra = ParamLoader(self._providers(added), executor)
+            module_status += await _timed(extra.load(params), timings, "params_added")
+            business = [*business, *added]
+        modules = [*business, COMMON_MODULE]
+        t = time.perf_counter()
+        candidates = [h for h in hits if set(h.case.modules) <= set(business)]
+        tools = self._tools(business, request)
+        skills = [s.name for s in skills_for(self.skills, business)]
+        timings["select"] = _ms(t)
         t = time.perf_counter()
         fits = self.fit.order(
             candidates[: self.settings.case_pool], requirements, params, request.question, tools
@@ -136,6 +142,30 @@ class ContextLoader:
             requirements=requirements,
             timings_ms=timings,
         )
+
+    def _tools(self, business: list[str], request: ContextRequest) -> list[str]:
+        tools = [spec.name for spec in self.registry.tools_for(business)]
+        if request.tools is not None:
+            allowed = {*request.tools, *(t.name for t in self.registry.tools_for([]))}
+            tools = [t for t in tools if t in allowed]
+        return tools
+
+    def _needed(
+        self,
+        requirements: Requirements,
+        business: list[str],
+        identification: Identification,
+        request: ContextRequest,
+    ) -> list[str]:
+        """Modules a requirement needs that identification left out (each marked selected
+        in the scores, with the requirement's words as its evidence)."""
+        gaps = self.gaps.find(requirements, self._tools(business, request), identification.scores)
+        for gap in gaps:
+            for score in identification.scores:
+                if score.name == gap.module:
+                    score.selected = True
+                    score.evidence.append(f"needed by {gap.requirement}: {gap.text}")
+        return [g.module for g in gaps]
 
     async def _previous_turn(self, request: ContextRequest) -> Requirements:
         """The requirements of the last earlier user turn (a follow-up inherits from it)."""

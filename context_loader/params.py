@@ -16,6 +16,7 @@ from graphlib import CycleError, TopologicalSorter
 from context_loader.models import ContextRequest, ParamStatus
 from deepagent.core.schema import JSON
 from deepagent.core.templates import BindingError, fill_template, param_names, search
+from deepagent.requirements.model import Requirements, SubjectReq
 from deepagent.tools import ToolExecutor
 from deepagent.tools.registry import ParamSpec
 
@@ -57,6 +58,39 @@ def derived_params(params: dict[str, JSON]) -> None:
         params.setdefault("top_n", int(m.group(1)))
     if m := _COUNT.search(question):
         params.setdefault("count", int(m.group(1)))
+
+
+PRODUCT_FIELDS = ("title_zh", "title_en", "category_id", "price_band_id")
+
+
+async def question_product(
+    requirements: Requirements, params: dict[str, JSON], executor: ToolExecutor
+) -> ParamStatus:
+    """The product the question names by id (or a follow-up inherits) as
+    ``params.question_product``, shaped like ``page_product``: case templates take it
+    before the page's product or the merchant's newest one ("competitors of product 1474"
+    fills a plan written for "my newest product")."""
+    t = time.perf_counter()
+    refs = [
+        r.ref
+        for r in requirements.items
+        if isinstance(r, SubjectReq) and r.subject_type == "product" and isinstance(r.ref, int)
+    ]
+    if not refs:
+        return ParamStatus(provider="question_product", outputs=["question_product"],
+                           status="empty", message="the question names no product id")  # fmt: skip
+    result = await executor.call("get_product_profile", {"product_id": refs[0]})
+    data = result.data if result.ok and isinstance(result.data, dict) else {}
+    known = {k: data[k] for k in PRODUCT_FIELDS if k in data}
+    params["question_product"] = {"id": refs[0], **known}
+    message = "" if result.ok else (result.error.message if result.error else result.plain_text)
+    return ParamStatus(
+        provider="question_product",
+        outputs=["question_product"],
+        status="ok" if result.ok else "failed",
+        duration_ms=round((time.perf_counter() - t) * 1000, 2),
+        message=message,
+    )
 
 
 class ParamLoader:

@@ -3,7 +3,8 @@ on the small database with arguments built from its schema, and its result is an
 as it came back, cut to its first row (a truncated result) and as an empty result, for a
 Chinese and an English question, as a lookup and as an analysis. Every answer must keep
 the rules: no placeholder rows or empty tables, sections titled by their data (not by a
-tool name), no single month described as a change, and every sentence in the question's
+tool name, a rating distribution never as price bands), table columns labelled (never a
+raw data field), no single month described as a change, and every sentence in the question's
 language (a Chinese answer has Chinese on every line; an English one no Chinese
 punctuation)."""
 
@@ -21,6 +22,10 @@ from tests.test_analysis import BEAUTY
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ZH_PUNCT = re.compile(r"[，。：；（）]")
+_RAW_FIELD = re.compile(r"^[a-z]+(?:_[a-z]+)+$")  # keyword_count, min_rating: not a label
+_RATINGS_AS_BANDS = re.compile(  # a section titled price bands whose table shows ratings
+    r"^### \d+\. (?:价格带分布|Price bands)\b(?:(?!^### ).)*(?:[Rr]ating|评分)", re.M | re.S
+)
 _SAME_MONTH = re.compile(r"(\d{4}-\d{2})\S*\s.*(?:变为|to)\s\S*\s?\1")
 OVERRIDES: dict[str, dict[str, JSON]] = {  # tools taking a time text, or one subject of two
     "resolve_time": {"text": "2025年12月"},
@@ -89,6 +94,11 @@ def _check(text: str, lang: str) -> list[str]:
         problems.append("a section titled by a tool name")
     if _SAME_MONTH.search(text):
         problems.append("one month described as a change")
+    for header in re.findall(r"^(\|.*\|)\n\|:?-", text, re.M):  # a table's header row
+        raw = [c.strip() for c in header.strip("|").split("|") if _RAW_FIELD.match(c.strip())]
+        problems += [f"a column named by its data field: {c}" for c in raw]
+    if _RATINGS_AS_BANDS.search(text):
+        problems.append("a rating distribution titled as price bands")
     for line in text.splitlines():
         plain = line.strip()
         if (

@@ -111,7 +111,9 @@ def test_a_follow_up_that_names_a_measure_re_ranks_by_it(extractor: OfflineExtra
     follow = inherit(extract(extractor, "换成按买家数排呢？"), first)
     assert chosen(follow) == [("top", 5, "buyers")]
     assert [s.ref for s in follow.items if isinstance(s, SubjectReq)] == [3]
-    assert {a.aspect for a in follow.items if isinstance(a, AspectReq)} == {"subcategories"}
+    assert {a.aspect for a in follow.items if isinstance(a, AspectReq)} == {
+        "leaves"
+    }  # the leaves of the first turn
 
 
 def test_a_pasted_field_name_is_its_measure(extractor: OfflineExtractor) -> None:

@@ -216,6 +216,8 @@ def _people(
 
 _RANKED_ASPECT = {"category": "subcategories", "keyword": "search_terms"}
 """The aspect a ranking of that target answers."""
+_RANKED_NARROWER = {"leaves"}
+"""Aspects that say which level a category ranking is of: no sub-categories beside them."""
 _NARROWER = {"reviews": "complaints", "competitors": "competitor_flow"}
 """An aspect left out when the narrower one beside it is asked for."""
 
@@ -230,7 +232,7 @@ def _aspects(found: list[Found], so_far: list[Requirement]) -> list[Requirement]
     ]
     for target, aspect in _RANKED_ASPECT.items():  # ranking a category's children, terms
         ranking = [s for s in so_far if isinstance(s, SelectionReq) and s.target == target]
-        if ranking and aspect not in names:
+        if ranking and aspect not in names and not names & _RANKED_NARROWER:
             rid = f"a{len(found) + len(out) + 1}"
             out.append(AspectReq(id=rid, text=ranking[0].text, aspect=aspect))
     return out

@@ -180,6 +180,8 @@ _MEASURE_GAP = re.compile(r"\s{0,2}|\s*(?:in|of|的)\s*", re.I)
 """What may stand between a threshold and the measure written after it."""
 _IN_MEASURE = re.compile(r"\s*(?:in|of)\s+", re.I)
 _WHICH_CLAUSE = re.compile(r"^\W*(?:and\s+|以及|还有)?\s*(?:which|哪个|哪一个|哪款|最)", re.I)
+_SIZE = re.compile(r"\b(?:biggest|largest)\b(?![\s-]*sellers?\b)|最大|规模最", re.I)
+"""A superlative of size, naming no measure of its own."""
 _RANK_BY = re.compile(
     r"(?:按照?|以|\bby|\bin terms of|\branked by|\bsorted by|\border of)\s*$", re.I | re.A
 )
@@ -208,6 +210,8 @@ def _ranking_measure(spans: Spans, sel: Selection, measures: list[Found]) -> str
     ranked = [t.name for _r, t, _x, pos in measures if _RANK_BY.search(spans.text[:pos])]
     if inside and not _selling(spans, sel):  # best-selling names no measure of its own
         return _head(inside) or min((abs(pos - sel.start), name) for pos, name, _t in inside)[1]
+    if not ranked and _SIZE.search(spans.text, sel.start, sel.end + 10):
+        return "gmv"  # "the 3 biggest sub-categories": the size of a market is its GMV
     return ranked[0] if ranked else None
 
 

@@ -266,16 +266,20 @@ def _singular_which(clause: str) -> bool:
     nouns = [x for x in words[:4] if any(p.fullmatch(x) for _t, p in w.TARGETS)]
     if nouns:
         return not _plural(nouns[-1])
-    verb = next((x for x in words if x in _SINGULAR or x in _PLURAL), None)
-    return verb in _SINGULAR  # "which hand cream is …", "which of them are …"
+    verb = next((x for x in words if x in w.SINGULAR_VERBS or x in w.PLURAL_VERBS), None)
+    return verb in w.SINGULAR_VERBS  # "which hand cream is …", "which of them are …"
 
 
 def _zh_singular(text: str, m: re.Match[str]) -> int | None:
-    """1 for a Chinese superlative before a noun of what it ranks when nothing in the
-    question says several ("卖得最好的型号", "增速最快的品牌"; not "…的品牌有哪些")."""
-    if w.ZH_RANKED_NOUN.match(text, m.end()) and not w.ZH_PLURAL.search(text):
-        return 1
-    return None
+    """1 for a Chinese superlative before a noun of what it ranks when nothing in its
+    clause says several ("卖得最好的型号", "增速最快的品牌"; not "…的品牌有哪些")."""
+    if not w.ZH_RANKED_NOUN.match(text, m.end()):
+        return None
+    lo = max((text.rfind(c, 0, m.start()) for c in w.ZH_STOPS), default=-1) + 1
+    ends = [i for c in w.ZH_STOPS if (i := text.find(c, m.end())) >= 0]
+    clause = text[lo : min(ends, default=len(text))]  # "…最高的二级类目，它里面卖得最好的5个"
+    several = w.ZH_PLURAL.search(clause) or w.BARE_COUNT.search(text)  # "…，列倒数5个"
+    return None if several else 1
 
 
 def _selling_k(text: str, m: re.Match[str]) -> int | None:
@@ -300,9 +304,9 @@ def _singular_after(text: str, end: int, *, any_noun: bool = False) -> int | Non
     noun: str | None = None
     for word in re.findall(r"\S+", text[end : end + 40])[:5]:
         bare = word.strip("?,.!;:").lower()
-        if not bare.isascii() or (not bare.isalpha() and "-" not in bare) or bare in _STOP:
+        if not bare.isascii() or (not bare.isalpha() and "-" not in bare) or bare in w.STOP:
             break
-        if any_noun and bare in _AFTER_NOUN:
+        if any_noun and bare in w.AFTER_NOUN:
             break
         if any(p.fullmatch(bare) for _t, p in w.TARGETS) or any_noun:
             noun = bare  # the last noun of "leaf categories" decides
@@ -318,17 +322,6 @@ def _singular_after(text: str, end: int, *, any_noun: bool = False) -> int | Non
 def _plural(noun: str) -> bool:
     """An English target noun in the plural ("brands", "categories", "leaves")."""
     return noun.endswith("s") or noun == "leaves"
-
-
-_STOP = {"of", "in", "by", "order", "for", "with", "the", "a", "an", "to", "and", "or", "on",
-         "at", "from", "than", "is", "are", "was", "were"}  # fmt: skip
-_AFTER_NOUN = {"under", "over", "below", "above", "among", "during", "between", "within",
-               "this", "last", "per", "each", "across", "around", "like", "that", "which",
-               "right", "now", "so", "far", "overall", "ever", "here", "there", "these",
-               "those", "it", "them", "please", "pls", "vs", "versus"}  # fmt: skip
-"""Words after a selling superlative's noun that end the noun phrase."""
-_SINGULAR = {"is", "was", "has", "does", "sells", "grows", "gets", "makes"}
-_PLURAL = {"are", "were", "have", "do", "sell", "grow", "get", "make"}
 
 
 def merge_counts(found: list[Selection], spans: Spans) -> list[Selection]:

@@ -171,7 +171,7 @@ SECOND = re.compile(r"\brunner-up\b|\bsecond[- ]place\b|亚军|第二名", I)
 """The one right after the leader: a top 2."""
 ZH_RANKED_NOUN = re.compile(
     r"[\u4e00-\u9fff]{0,2}?的(?:那)?(?:型号|款|单品|商品|产品|品牌|牌子|类目|子类目|叶子类目|细分类目"
-    r"|宝贝|关键词|搜索词|词|店|店铺|卖家|商家|价格带|价位段|活动)"
+    r"|宝贝|关键词|搜索词|词|店|店铺|卖家|商家|价格带|价位段|活动|[一二三]级类目|小类|子类)"
 )
 ZH_PLURAL = re.compile(
     r"哪些|几个|几款|几家|几类|那些|这些|有哪|都有|前几|们|[\d一二两三四五六七八九十]+\s*[个款家类名]"
@@ -319,3 +319,18 @@ TARGETS: list[tuple[str, re.Pattern[str]]] = [
 
 JOINED = re.compile(r"(?:但|但是|而且|并且|同时|却|又|\bbut\b|\byet\b|\bwhile\b|\band also\b)", I)
 """Words that join a second superlative to the first in one clause ("竞争最不激烈、但均价最高")."""
+
+ZH_STOPS = "，,。？?；;！!"
+"""Punctuation that ends a Chinese clause."""
+BARE_COUNT = re.compile(r"[\d一二两三四五六七八九十]+\s*[个款家类名](?![\u4e00-\u9fff])")
+"""A count with no noun after it, anywhere: it counts what the superlative ranks."""
+
+STOP = {"of", "in", "by", "order", "for", "with", "the", "a", "an", "to", "and", "or", "on",
+         "at", "from", "than", "is", "are", "was", "were"}  # fmt: skip
+AFTER_NOUN = {"under", "over", "below", "above", "among", "during", "between", "within",
+               "this", "last", "per", "each", "across", "around", "like", "that", "which",
+               "right", "now", "so", "far", "overall", "ever", "here", "there", "these",
+               "those", "it", "them", "please", "pls", "vs", "versus"}  # fmt: skip
+"""Words after a selling superlative's noun that end the noun phrase."""
+SINGULAR_VERBS = {"is", "was", "has", "does", "sells", "grows", "gets", "makes"}
+PLURAL_VERBS = {"are", "were", "have", "do", "sell", "grow", "get", "make"}

@@ -77,6 +77,20 @@ def _flows(sec: Section) -> Insight | None:
     return Insight(_s(sec, "t_flow"), text, [c], [_s(sec, "flow_r", who=who)])
 
 
+def _ratings(sec: Section) -> Insight | None:
+    """A rating distribution (GMV by rating band): never titled as price bands."""
+    if not (sec.plain and sec.has("gmv_share") and sec.has("min_rating")):
+        return None
+    lang = sec.lang
+    mains = [(p, max(g, key=lambda r: r.get("gmv_share") or 0)) for p, g in sec.groups().items()]
+    text = label("@semi", lang).join(
+        _s(sec, "band", p=p, band=m["label"], share=fmt("gmv_share", m["gmv_share"], lang)).strip()
+        for p, m in mains[:3]
+    )
+    return Insight(_s(sec, "t_ratings"), _s(sec, "ratings", text=text),
+                   [_s(sec, "ratings_c", text=text)])  # fmt: skip
+
+
 def _bands(sec: Section) -> Insight | None:
     if not (sec.plain and sec.has("gmv_share") and sec.has("label")):
         return None
@@ -102,7 +116,7 @@ def _reviews(sec: Section) -> Insight | None:
 
 def _search(sec: Section) -> Insight | None:
     rows, lang = sec.plain, sec.lang
-    if not (rows and sec.has("search_volume")):
+    if not (rows and sec.has("search_volume")) or monthly(rows):  # a series is no term list
         return None
     best = max(rows, key=lambda r: r.get("conversion_rate") or 0)
     cvr = fmt("rate", best.get("conversion_rate"), lang)
@@ -211,8 +225,8 @@ def _side_by_side(sec: Section) -> Insight | None:
 
 
 _READERS = (
-    _subagents, _flows, _bands, _reviews, _search, _products, _ranking, _side_by_side, _groups,
-    _trend, _season,
+    _subagents, _flows, _ratings, _bands, _reviews, _search, _products, _ranking, _side_by_side,
+    _groups, _trend, _season,
 )  # fmt: skip
 
 

@@ -91,6 +91,10 @@ class AnalysisInput(Strict):
         default_factory=list,
         description="the data fields of each measure the question asks for, in its order",
     )
+    focus: dict[str, str] = Field(
+        default_factory=dict,
+        description="row values the question's aspects narrow to (complaints: sentiment negative)",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -150,6 +154,14 @@ LABELS: dict[str, tuple[str, str]] = {
     "@keywords": ("关键词", "Keyword"), "@months": ("月份", "Month"), "@series": ("月份", "Month"),
     "@campaigns": ("活动", "Campaign"), "month_gmv": ("当月GMV", "Month GMV"),
     "daily_gmv": ("日均GMV", "Daily GMV"), "sibling_count": ("同级类目数", "Siblings"),
+    "latest_units": ("最近月销量", "Latest units"), "market_share": ("市场份额", "Market share"),
+    "launch_month_gmv": ("上新当月GMV", "Launch-month GMV"),
+    "min_price": ("最低价", "Min price"), "max_price": ("最高价", "Max price"),
+    "min_rating": ("最低评分", "Min rating"), "max_rating": ("最高评分", "Max rating"),
+    "products_selling": ("在售商品数", "Products selling"),
+    "share_of_merchant_gmv": ("占店铺GMV", "Share of shop GMV"),
+    "keyword_count": ("关键词数", "Keywords"), "growth_yoy": ("同比增长", "YoY growth"),
+    "volume_last_year": ("去年同期搜索量", "Volume a year earlier"),
 }
 # fmt: on
 

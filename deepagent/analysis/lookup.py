@@ -30,7 +30,8 @@ from deepagent.core.question import Language
 
 _LIST = re.compile(
     r"哪些|哪几|前\s*\d+|前[一二两三四五六七八九十]|排行|榜单?|\btop[ -]?\d+|"
-    r"\bwhich\s+\w+s\b|\bwhat\s+(?:are|were)\b|\blist\b|\b(?:best|top)[- ]selling\b",
+    r"\bwhich\s+\w+s\b|\bwhat\s+(?:are|were)\b|\blist\b|\b(?:best|top)[- ]selling\b|"
+    r"最[\u4e00-\u9fff]{1,4}的\s*\d+\s*[个款家种名]",
     re.I,
 )
 _SIZE = re.compile(r"(?:前|\btop[ -]?|\bthe\s+)(\d{1,2})\b|(\d{1,2})\s*(?:个|款|家|种|名|大)", re.I)
@@ -66,11 +67,15 @@ def lookup_answer(inp: AnalysisInput, sections: list[Section]) -> list[str]:
     lines: list[str] = []
     results = _ordered([r for sec in sections for r in sec.results])
     compared: set[str] = set()  # subjects a comparison has given every figure of
+    means, last = _middle(results), ""
+    used: set[str] = set()  # actions that gave a block
     for res in results:
         data = res.data if isinstance(res.data, dict) else {}
         rows = main_list(data)
-        if len(lines) >= MAX_LINES or (compared and parent_of(data, lang) in compared):
+        full = len(lines) >= MAX_LINES and res.action_id != last  # a fan-out's copies: one
+        if full or res.action_id in means or (compared and parent_of(data, lang) in compared):
             continue
+        last = res.action_id
         block = (
             _list_block(data, rows, asked, size, lang)
             if size and rows
@@ -80,7 +85,22 @@ def lookup_answer(inp: AnalysisInput, sections: list[Section]) -> list[str]:
             compared |= {name_of(r, lang) or "" for r in rows}
         if block:
             lines += [*block, "", source_line([res], lang), ""]
+            used.add(res.action_id)
+    if _unanswered_aspect(inp, used, {r.action_id for r in results}):
+        return []  # a covered aspect (review keywords, selling points) needs the report
     return lines  # empty when no asked figure is in the data: the caller reports instead
+
+
+def _unanswered_aspect(inp: AnalysisInput, used: set[str], collected: set[str]) -> bool:
+    """An aspect the run covered whose collected results gave no line of the lookup (the
+    complaints of each leaf category, when the lookup listed the leaves' GMV)."""
+    return any(
+        item.kind == "aspect"
+        and item.status == "covered"
+        and set(item.action_ids) & collected
+        and not set(item.action_ids) & used
+        for item in inp.coverage
+    )
 
 
 def _ordered(results: list[CollectedResult]) -> list[CollectedResult]:
@@ -95,6 +115,18 @@ def _ordered(results: list[CollectedResult]) -> list[CollectedResult]:
         for dep in r.depends_on
     }
     return sorted(results, key=lambda r: (_side_by_side(r), r.action_id in fed))
+
+
+def _middle(results: list[CollectedResult]) -> set[str]:
+    """The steps between the first list and the last of a drill-down (the price bands
+    between the ranked sub-categories and each one's top products): a means, not asked."""
+    listed = {r.action_id for r in results if main_list(r.data) and not monthly(main_list(r.data))}
+    feeds = {dep for r in results if r.action_id in listed for dep in r.depends_on}
+    return {
+        r.action_id
+        for r in results
+        if r.action_id in listed & feeds and any(d in listed for d in r.depends_on)
+    }
 
 
 def _side_by_side(res: CollectedResult) -> int:

@@ -16,6 +16,7 @@ import json
 from collections.abc import AsyncIterator
 
 from deepagent.analysis.findings import Insight, insight
+from deepagent.analysis.focus import focused
 from deepagent.analysis.inputs import AnalysisInput, Section, build_sections, numeric_keys, pick
 from deepagent.analysis.lookup import lookup_answer
 from deepagent.analysis.phrases import in_language, say, source_line
@@ -58,6 +59,7 @@ def process_lines(sec: Section, ins: Insight, n: int) -> list[str]:
 
 def report_lines(inp: AnalysisInput) -> list[str]:
     """The whole report, line by line."""
+    inp = focused(inp)
     lang, sections, notes = inp.language, build_sections(inp), data_notes(inp)
     lines = [say(lang, "stopped", why=inp.stop_reason), ""] if inp.stop_reason else []
     lines += statement_lines(inp.coverage, lang)

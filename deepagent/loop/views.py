@@ -19,7 +19,7 @@ from deepagent.deps import Loader
 from deepagent.loop.coverage_step import arg_hints, tool_hints
 from deepagent.loop.state import RunState, round_view
 from deepagent.planning.context import CaseView, PlannerContext, RoundView, ToolView, Turn
-from deepagent.requirements.bindings import asked_fields
+from deepagent.requirements.bindings import asked_fields, asked_focus
 from deepagent.requirements.model import Coverage
 from rag_cases.schema import Case
 
@@ -132,6 +132,7 @@ def analysis_input(view: RunView, loader: Loader, coverage: Coverage) -> Analysi
         subagent=view.lite,
         coverage=coverage.items,
         measures=asked_fields(loaded.requirements, loader.registry.vocabulary()),
+        focus=asked_focus(loaded.requirements, loader.registry.vocabulary()),
     )
 
 

@@ -18,7 +18,13 @@ from typing import Any
 
 from deepagent.core.schema import JSON, ActionSpec
 from deepagent.requirements.evidence import SUBJECT_KEYS
-from deepagent.requirements.model import AspectReq, PeriodReq, Requirements, SelectionReq
+from deepagent.requirements.model import (
+    AspectReq,
+    PeriodReq,
+    Requirements,
+    SelectionReq,
+    SubjectReq,
+)
 from deepagent.requirements.vocabulary import Vocabulary
 
 COUNT_ARGS = ("limit", "top_n", "page_size")
@@ -43,10 +49,13 @@ def selection_args(
     vocabulary: Vocabulary,
     tools: ToolArgs,
     comparison: str | None = None,
+    parent: int | None = None,
 ) -> dict[str, dict[str, JSON]]:
     """For each tool in ``tools`` that lists the selection's target: the arguments that
     make it return this selection. A tool that cannot rank this way (no ``order`` for a
-    bottom-k, no ``metric`` value for the measure where it has a metric) is left out."""
+    bottom-k, no ``metric`` value for the measure where it has a metric) is left out. A
+    ranking of categories in a question naming one category (``parent``) ranks that
+    category's own children ("零食里哪几个小类卖得最好"), where the tool takes a parent."""
     if req.rule not in ("top", "bottom"):
         return {}
     out: dict[str, dict[str, JSON]] = {}
@@ -56,7 +65,8 @@ def selection_args(
             continue
         args = _ranking_args(req, props, vocabulary, comparison)
         if args is not None:
-            out[name] = args
+            within = {"parent_id": parent} if parent is not None and "parent_id" in props else {}
+            out[name] = {**args, **within}
     return out
 
 
@@ -120,15 +130,32 @@ def requirement_args(
     """For each selection (and each aspect whose vocabulary term names arguments) of the
     question: tool -> the arguments that answer it."""
     comparison = _comparison(requirements)
+    named = [
+        r.ref
+        for r in requirements.items
+        if isinstance(r, SubjectReq) and r.subject_type == "category" and isinstance(r.ref, int)
+    ]
     out: dict[str, dict[str, dict[str, JSON]]] = {}
     for req in requirements.items:
         found: dict[str, dict[str, JSON]] = {}
         if isinstance(req, SelectionReq):
-            found = selection_args(req, vocabulary, tools, comparison)
+            parent = named[0] if len(named) == 1 and req.target == "category" else None
+            found = selection_args(req, vocabulary, tools, comparison, parent)
         elif isinstance(req, AspectReq) and (term := vocabulary.aspect(req.aspect)):
             found = {t: dict(a) for t, a in term.args.items() if t in tools}
         if found:
             out[req.id] = found
+    return out
+
+
+def asked_focus(requirements: Requirements, vocabulary: Vocabulary) -> dict[str, str]:
+    """The text values the question's aspects set on tools (complaints: ``sentiment:
+    negative``): the analyst narrows rows holding such a field to them."""
+    out: dict[str, str] = {}
+    for req in requirements.items:
+        term = vocabulary.aspect(req.aspect) if isinstance(req, AspectReq) else None
+        for args in term.args.values() if term else ():
+            out |= {k: v for k, v in args.items() if isinstance(v, str)}
     return out
 
 
@@ -177,21 +204,30 @@ def bind_selections(plan: list[ActionSpec], requirements: list[dict[str, Any]]) 
     arguments) bound into the first action calling such a tool that no other selection
     took, over the plan's own defaults: "the 5 sub-categories with the fewest sellers" on
     a plan that ranked the top 10 by GMV asks for the bottom 5 by sellers. Two selections
-    that agree on an action (one says "by GMV", the other "top 5") share it."""
+    that agree on an action (one says "by GMV", the other "top 5") share it. An aspect's
+    arguments go to the last such action free for them, the last named aspect first: a
+    drill-down is asked top down ("the biggest second-level category, its 3 least
+    crowded leaf categories"), so its last words are of its deepest level. A value the
+    action reads from another step is never replaced."""
     out = list(plan)
     bound: dict[str, dict[str, Any]] = {}  # action id -> the arguments selections set
-    for req in requirements:
+    selections = [r for r in requirements if r.get("kind") == "selection"]
+    aspects = [r for r in requirements if r.get("kind") == "aspect"][::-1]  # deepest first
+    for req in [*selections, *aspects]:
         hints = req.get("args") if req.get("kind") in ("selection", "aspect") else None
         if not isinstance(hints, dict):
             continue
-        for i, action in enumerate(out):
+        order = range(len(out)) if req["kind"] == "selection" else range(len(out) - 1, -1, -1)
+        for i in order:  # an aspect ("leaf categories") is of the deepest level: the last
+            action = out[i]
             wanted = hints.get(action.tool or "")
             if not isinstance(wanted, dict):
                 continue
             before = bound.get(action.id)
             if before is not None and _conflict(before, wanted):
                 continue  # another selection ranks this action its own way
-            merged = {**(before or {}), **wanted}
+            read = {k for k, v in action.args.items() if isinstance(v, dict)}  # from a step
+            merged = {k: v for k, v in {**(before or {}), **wanted}.items() if k not in read}
             for name in COUNT_ARGS:  # "which is highest? list the top 5": the longer list
                 counts = [c for c in ((before or {}).get(name), wanted.get(name)) if c]
                 if counts:

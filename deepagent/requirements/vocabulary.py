@@ -32,6 +32,11 @@ class Term(Strict):
         description="aspects: tool -> the arguments that make it answer this aspect"
         " (complaints: a keyword tool's negative sentiment)",
     )
+    within: str | None = Field(
+        default=None,
+        description="aspects: the broader aspect this one is a part of (leaf categories are"
+        " sub-categories): asking for it asks for the broader one, at its level",
+    )
     narrows: bool = Field(
         default=False,
         description="aspects: its tools answer a subset only (new launches, not every"
@@ -94,11 +99,13 @@ def _unite(into: dict[str, Term], terms: list[Term]) -> None:
             tools=_union(old.tools, term.tools),
             args={**old.args, **term.args},
             narrows=old.narrows or term.narrows,
+            within=old.within or term.within,
         )
 
 
 def word_pattern(word: str) -> re.Pattern[str]:
     """Chinese (or any non-ASCII) words as substrings; English as whole words, plurals too."""
-    if not word.isascii():
-        return re.compile(re.escape(word), re.IGNORECASE)
+    if not word.isascii():  # "同价位" (the same band) is not in "不同价位" (different bands)
+        negated = "(?<!不)" if word.startswith("同") else ""
+        return re.compile(negated + re.escape(word), re.IGNORECASE)
     return re.compile(rf"(?<![A-Za-z]){re.escape(word)}(?:e?s)?(?![A-Za-z])", re.IGNORECASE)

@@ -107,7 +107,12 @@ def eval_requirements(
         task = bar.add_task("requirements", total=len(cases))
         report = asyncio.run(
             evaluate(
-                loader, cases, refs, path.name, lambda done, _: bar.update(task, completed=done)
+                loader,
+                cases,
+                refs,
+                path.name,
+                lambda done, _: bar.update(task, completed=done),
+                within={t.name: t.within for t in loader.registry.vocabulary().aspects if t.within},
             )
         )
     if as_json:

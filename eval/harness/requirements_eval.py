@@ -13,7 +13,7 @@ of keys per field, then precision and recall are micro-averaged over the set:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from context_loader.models import ContextRequest, LoadedContext
@@ -189,21 +189,34 @@ def request_for(case: RequirementsCase) -> ContextRequest:
     return ContextRequest(question=case.question, page=case.page, source="eval", **extra)
 
 
+def broadened(found: Keys, expected: Keys, within: Mapping[str, str]) -> Keys:
+    """``found`` with each aspect the labels do not name but whose broader aspect they do
+    (``within``: aspect -> the broader one) read as the broader one: "leaf categories"
+    labelled as sub-categories is met by the leaves aspect."""
+    aspects = {
+        within[a] if a not in expected["aspects"] and within.get(a) in expected["aspects"] else a
+        for a in found["aspects"]
+    }
+    return {**found, "aspects": aspects}
+
+
 async def evaluate(
     loader: Loader,
     cases: Sequence[RequirementsCase],
     refs: Sequence[Sequence[JSON]],
     set_name: str = "",
     progress: Callable[[int, int], None] | None = None,
+    within: Mapping[str, str] | None = None,
 ) -> RequirementsReport:
     """Load the context of every question and score its requirements against the labels
-    (``refs``: each case's resolved subject refs, from ``resolve_subjects``)."""
+    (``refs``: each case's resolved subject refs, from ``resolve_subjects``; ``within``:
+    narrower aspects -> their broader one, from the vocabulary)."""
     pairs: list[tuple[Keys, Keys]] = []
     results: list[QuestionResult] = []
     for i, (case, case_refs) in enumerate(zip(cases, refs, strict=True), start=1):
         loaded = await loader.load(request_for(case))
         expected = expected_keys(case.expected, case_refs)
-        found = extracted_keys(loaded.requirements)
+        found = broadened(extracted_keys(loaded.requirements), expected, within or {})
         pairs.append((expected, found))
         results.append(compare(case, expected, found, loaded.requirements.extractor))
         if progress is not None:

@@ -1,0 +1,118 @@
+"""Modules a question's requirements need that identification left out.
+
+Identification reads the wording (examples, keywords, similar cases); the requirements
+say what has to be answered. When a requirement can only be answered by tools of a module
+that was not selected, that module is added (the best scored of those that can):
+- an aspect ("what do reviewers say") whose vocabulary tools are all elsewhere;
+- a ranking (top / bottom k) of a target no loaded tool lists: "the top 10 sunscreens"
+  needs a product listing; for the merchant's shop or a product the listing must take it
+  ("my shop's best sellers" need one by merchant); a listing that narrows (new launches
+  only) does not count unless that narrowing is asked;
+- a measure no loaded tool carries ("sales are up: has search interest followed?");
+- a comparison of subjects of one kind with no loaded tool taking a list of them.
+Only the modules the caller allows are considered (identification's candidates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from context_loader.case_fit import CaseFit
+from context_loader.models import ModuleScore
+from deepagent.requirements.bindings import LIST_ARG, listing_tools
+from deepagent.requirements.evidence import SUBJECT_KEYS
+from deepagent.requirements.model import (
+    AspectReq,
+    ComparisonReq,
+    MeasureReq,
+    Requirement,
+    Requirements,
+    SelectionReq,
+    SubjectReq,
+)
+from deepagent.tools import ToolRegistry
+
+
+@dataclass(frozen=True)
+class Gap:
+    module: str
+    requirement: str  # its id
+    text: str  # the question's words
+
+
+_STRICT = {"own_shop", "product"}
+"""Subject kinds a listing must take to rank for them: the merchant's own best sellers need a
+listing by merchant, a product's rivals one by product; any listing of categories' items
+serves a category (its own module was chosen by the wording)."""
+
+
+class ModuleGaps:
+    """Which modules to add for one registry (tool facts shared with the case fit)."""
+
+    def __init__(self, registry: ToolRegistry, fit: CaseFit) -> None:
+        self.fit = fit
+        self.module_of = {name: spec.module for name, spec in registry.tools.items()}
+
+    def find(
+        self, requirements: Requirements, loaded: Iterable[str], scores: Sequence[ModuleScore]
+    ) -> list[Gap]:
+        """The modules to add, each with the requirement that needs it, best scored first."""
+        have = set(loaded)
+        rank = {s.name: (-s.score, s.name) for s in scores}
+        gaps: list[Gap] = []
+        for req in requirements.items:
+            tools = self._answering(req, requirements)
+            if not tools or tools & have:
+                continue
+            modules = sorted({self.module_of[t] for t in tools} & rank.keys(), key=rank.__getitem__)
+            if modules:
+                gaps.append(Gap(modules[0], req.id, req.text))
+                have |= {t for t, m in self.module_of.items() if m == modules[0]}
+        return gaps
+
+    def _answering(self, req: Requirement, reqs: Requirements) -> set[str]:
+        """The tools that can answer ``req`` (empty: none needed, or none known)."""
+        vocabulary = self.fit.vocabulary
+        if isinstance(req, AspectReq):
+            term = vocabulary.aspect(req.aspect)
+            return set(term.tools) & self.module_of.keys() if term else set()
+        if isinstance(req, SelectionReq) and req.rule in ("top", "bottom") and req.target:
+            return self._listings(req.target, reqs)
+        if isinstance(req, MeasureReq):
+            return {t for t, f in self.fit.facts.items() if req.measure in f.measures}
+        if isinstance(req, ComparisonReq):
+            return self._side_by_side(req, reqs)
+        return set()
+
+    def _listings(self, target: str, reqs: Requirements) -> set[str]:
+        asked = {f"aspect:{r.aspect}" for r in reqs.items if isinstance(r, AspectReq)}
+        kinds = {r.subject_type for r in reqs.items if isinstance(r, SubjectReq)} & _STRICT
+        out = set()
+        for tool in listing_tools(target, self.fit.vocabulary):
+            roles = self.fit.roles.get(tool, set())
+            if tool not in self.module_of or roles & self.fit.narrowing - asked:
+                continue
+            if not kinds or any(self._takes(tool, k) for k in kinds):
+                out.add(tool)
+        return out
+
+    def _takes(self, tool: str, kind: str) -> bool:
+        args = self.fit.takes.get(tool, [])
+        if kind == "own_shop":
+            return "merchant_id" in args
+        pattern = SUBJECT_KEYS.get(kind)
+        return pattern is not None and any(pattern.search(a) for a in args)
+
+    def _side_by_side(self, req: ComparisonReq, reqs: Requirements) -> set[str]:
+        kinds = {
+            r.subject_type for r in reqs.items if isinstance(r, SubjectReq) and r.id in req.subjects
+        }
+        pattern = SUBJECT_KEYS.get(next(iter(kinds))) if len(kinds) == 1 else None
+        if pattern is None:
+            return set()
+        return {
+            tool
+            for tool, args in self.fit.takes.items()
+            if any(LIST_ARG.search(a) and pattern.search(a) for a in args)
+        }

@@ -1,0 +1,150 @@
+"""The case fit binds the question's own subjects, modules follow the requirements, and the
+analyst answers the asked part.
+
+- A plan that names none of the question's categories (the merchant's new products for
+  "the main band of air purifiers") does not cover the subject, and a fan-out over every
+  price band is not "the main band".
+- A product named by id fills plans written for "my newest product" (the context's
+  ``question_product``).
+- A module is added when a requirement needs it (a product ranking with no product
+  listing loaded), not for a qualifier ("同价位的竞品") nor for a word another aspect
+  claims ("差评关键词").
+- Praise is never listed for a complaints question; a lookup that cannot show an asked
+  aspect becomes a report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from context_loader.loader import ContextLoader
+from context_loader.models import ContextRequest
+from deepagent.analysis import AnalysisInput, CollectedResult, offline_analysis
+from deepagent.core.schema import CallActions
+from deepagent.core.settings import Settings
+from deepagent.deps import RunDeps
+from deepagent.requirements.model import CoverageItem
+from deepagent.requirements.vocabulary import word_pattern
+from eval.harness.plan_choice import PlanChoiceCase, decide
+from tests.conftest import INDEX_CACHE
+
+
+@pytest.fixture(scope="module")
+def loader(full_db: Path) -> ContextLoader:
+    return ContextLoader.create(Settings(data_path=full_db, cache_dir=INDEX_CACHE))
+
+
+async def _plan(loader: ContextLoader, question: str) -> list[tuple[str, dict[str, object]]]:
+    planner = RunDeps.create(loader.settings, loader, use_redis=False).planner
+    case = PlanChoiceCase(id="t", question=question, language="en", structure="x",
+                          expect="plan")  # fmt: skip
+    decision, _ = await decide(loader, planner, case)
+    assert isinstance(decision.action, CallActions)
+    return [(a.tool or "", dict(a.args)) for a in decision.action.actions]
+
+
+async def test_the_main_band_of_the_named_category_not_the_merchants_products(
+    loader: ContextLoader,
+) -> None:
+    question = "In the price band where air purifiers make the most money, which 5 products lead?"
+    loaded = await loader.load(ContextRequest(question=question))
+    purifier = next(r.ref for r in loaded.requirements.items if r.kind == "subject")
+    plan = await _plan(loader, question)
+    tools = [t for t, _ in plan]
+    assert "list_my_new_products" not in tools, tools
+    assert ("get_price_bands", {"category_id": purifier, "month": "2025-12"}) in plan
+    first = loader.library.get(loaded.cases[0].id)
+    assert first is not None
+    top = next(a for a in first.plan if a.tool == "get_top_products")
+    assert top.for_each is None  # the main band's products, not every band's
+
+
+async def test_a_product_named_by_id_fills_a_plan_written_for_the_newest_product(
+    loader: ContextLoader,
+) -> None:
+    question = "who are the main competitors of product 1474?"
+    loaded = await loader.load(ContextRequest(question=question))
+    assert loaded.params["question_product"]["id"] == 1474
+    assert loaded.cases[0].uncovered == []  # was a shop line-up: every other plan unfillable
+    rivals = {"list_competitor_products", "get_flow_analysis"}
+    plan = await _plan(loader, question)
+    assert any(t in rivals and a["product_id"] == 1474 for t, a in plan), plan
+
+
+@pytest.mark.parametrize(
+    ("question", "added", "not_added"),
+    [
+        ("Hi, top 10 top-selling sunscreens last month?", "new_product", None),
+        ("我的护手霜在同价位有哪些竞品？", None, "new_product"),
+        ("身体乳类目的差评关键词有哪些？", None, "search_insight"),
+        ("review keywords for 破壁机", None, "search_insight"),
+        ("Which of my categories benefits most from Double 11?", None, "category_trend"),
+    ],
+)
+async def test_modules_follow_what_the_requirements_need(
+    loader: ContextLoader, question: str, added: str | None, not_added: str | None
+) -> None:
+    loaded = await loader.load(ContextRequest(question=question))
+    if added:
+        assert added in loaded.modules
+        score = next(s for s in loaded.module_scores if s.name == added)
+        assert any(e.startswith("needed by") for e in score.evidence)
+    if not_added:
+        assert not_added not in loaded.modules, loaded.modules
+
+
+def test_the_same_band_is_not_in_different_bands() -> None:
+    same = word_pattern("同价位")
+    assert same.search("我的护手霜在同价位有哪些竞品")
+    assert not same.search("不同价位的表现如何")
+
+
+def _summary() -> CollectedResult:
+    data = {
+        "product": {"id": 7, "title_zh": "护手霜", "title_en": "Hand cream"},
+        "rating": 4.5,
+        "top_positive": [
+            {"keyword_zh": "会回购", "keyword_en": "Will buy again", "mentions": 292},
+            {"keyword_zh": "质地清爽", "keyword_en": "Light texture", "mentions": 137},
+        ],
+        "top_negative": [{"keyword_zh": "搓泥", "keyword_en": "Pills on skin", "mentions": 104}],
+    }  # fmt: skip
+    return CollectedResult(action_id="s", tool="get_review_summary", status="ok", data=data,
+                           source="Consumer insight / review_keywords / product 7")  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["lookup", "analysis"])
+def test_a_complaints_question_never_lists_praise(kind: str) -> None:
+    inp = AnalysisInput(question="What are reviewers complaining about on product 7?",
+                        question_type=kind, collected=[_summary()],
+                        focus={"sentiment": "negative"})  # fmt: skip
+    text = offline_analysis(inp)
+    assert "Pills on skin" in text
+    assert "Will buy again" not in text and "Light texture" not in text
+
+
+def test_a_lookup_that_cannot_show_an_asked_aspect_becomes_a_report() -> None:
+    leaves = CollectedResult(
+        action_id="leaves", tool="rank_categories", status="ok",
+        data={"categories": [{"id": 1, "name_zh": "眼霜", "name_en": "Eye cream", "gmv": 9.0},
+                             {"id": 2, "name_zh": "面膜", "name_en": "Face mask", "gmv": 5.0}]},
+    )  # fmt: skip
+    words = CollectedResult(
+        action_id="complaints", tool="get_review_keywords", status="ok", item_index=0,
+        depends_on=["leaves"],
+        data={"category": {"id": 1, "name_zh": "眼霜", "name_en": "Eye cream"},
+              "keywords": [{"keyword_zh": "发货慢", "keyword_en": "Slow delivery",
+                            "sentiment": "negative", "share": 0.05, "mentions": 12}]},
+    )  # fmt: skip
+    coverage = [
+        CoverageItem(requirement="a1", kind="aspect", text="叶子类目", status="covered",
+                     action_ids=["leaves"]),
+        CoverageItem(requirement="a2", kind="aspect", text="差评关键词", status="covered",
+                     action_ids=["complaints"]),
+    ]  # fmt: skip
+    text = offline_analysis(AnalysisInput(question="面部护理下面每个叶子类目的差评关键词分别是什么",
+                                          question_type="lookup", collected=[leaves, words],
+                                          coverage=coverage))  # fmt: skip
+    assert "发货慢" in text
