@@ -186,6 +186,7 @@ class _PlanView:
     ) -> None:
         self.plan = plan
         self.named = named
+        self.ranked: dict[str, str] = {}  # action id -> the measure a selection ranks it by
         self.vocabulary = fit.vocabulary
         self.roles = fit.roles
         self.narrowing = fit.narrowing
@@ -280,6 +281,9 @@ class _PlanView:
         for action in self.plan:
             if not listing & set(_tools_of(action)):
                 continue
+            other = self.ranked.get(action.id)  # ranked by another measure already: "the
+            if other is not None and req.measure and other and other != req.measure:
+                continue  # biggest sub-category, then its fastest-growing leaves" needs two
             if action.subagent is not None:
                 return True  # a delegated sub-task ranks with its own arguments
             order = action.args.get("order")
@@ -287,6 +291,7 @@ class _PlanView:
                 continue
             if req.rule == "top" and order not in (None, "desc"):
                 continue
+            self.ranked.setdefault(action.id, req.measure or "")
             return True
         return False
 

@@ -9,7 +9,9 @@ that was not selected, that module is added (the best scored of those that can):
   ("my shop's best sellers" need one by merchant); a listing that narrows (new launches
   only) does not count unless that narrowing is asked;
 - a measure no loaded tool carries ("sales are up: has search interest followed?");
-- a comparison of subjects of one kind with no loaded tool taking a list of them.
+- a comparison of subjects of one kind with no loaded tool taking a list of them;
+- a named product or campaign that no loaded business tool takes ("monthly GMV of
+  product 1474" when only category tools were identified).
 Only the modules the caller allows are considered (identification's candidates).
 """
 
@@ -32,6 +34,7 @@ from deepagent.requirements.model import (
     SubjectReq,
 )
 from deepagent.tools import ToolRegistry
+from deepagent.tools.registry import COMMON_MODULE
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,11 @@ _STRICT = {"own_shop", "product"}
 """Subject kinds a listing must take to rank for them: the merchant's own best sellers need a
 listing by merchant, a product's rivals one by product; any listing of categories' items
 serves a category (its own module was chosen by the wording)."""
+
+
+_NAMED_ALONE = ("product", "campaign")
+"""Subject kinds that need a tool of their own; a category is often a qualifier of another
+ask ("my hand cream's rivals in the same band"), answered through the product."""
 
 
 class ModuleGaps:
@@ -83,6 +91,15 @@ class ModuleGaps:
             return {t for t, f in self.fit.facts.items() if req.measure in f.measures}
         if isinstance(req, ComparisonReq):
             return self._side_by_side(req, reqs)
+        if isinstance(req, SubjectReq) and req.subject_type in _NAMED_ALONE:
+            pattern = SUBJECT_KEYS[req.subject_type]
+            return {  # "monthly GMV of product 1474" with category tools loaded only
+                t
+                for t, args in self.fit.takes.items()
+                if t in self.module_of
+                and self.module_of[t] != COMMON_MODULE
+                and any(pattern.search(a) for a in args)
+            }
         return set()
 
     def _listings(self, target: str, reqs: Requirements) -> set[str]:

@@ -148,3 +148,68 @@ def test_a_lookup_that_cannot_show_an_asked_aspect_becomes_a_report() -> None:
                                           question_type="lookup", collected=[leaves, words],
                                           coverage=coverage))  # fmt: skip
     assert "发货慢" in text
+
+
+def test_the_biggest_one_is_taken_from_the_list_not_cut_from_it() -> None:
+    """ "Which second-level categories drive GMV, and which leaves lead inside the biggest
+    one?": the plan reads the first row of its ranking; a count of 1 bound there would
+    leave only that row of the list the question also asks for."""
+    from deepagent.core.schema import ActionSpec
+    from deepagent.requirements.bindings import bind_selections
+
+    plan = [
+        ActionSpec(id="subs", tool="rank_categories", args={"parent_id": 1, "limit": 10}),
+        ActionSpec(id="leaves", tool="rank_categories",
+                   args={"parent_id": {"$ref": "subs", "path": "categories[0].id"}}),
+    ]  # fmt: skip
+    one = {"rank_categories": {"order": "desc", "limit": 1, "metric": "gmv"}}
+    rows = [{"id": "k1", "kind": "selection", "args": one}]
+    subs = bind_selections(plan, rows)[0]
+    assert subs.args == {"parent_id": 1, "limit": 10, "order": "desc", "metric": "gmv"}
+    three = {"rank_categories": {"order": "desc", "limit": 3}}
+    rows = [{"id": "k1", "kind": "selection", "args": three}]
+    assert bind_selections(plan, rows)[0].args["limit"] == 3  # a list of 3 is still bound
+
+
+async def test_what_a_month_sells_for_is_its_gmv_not_a_price(loader: ContextLoader) -> None:
+    question = "空气炸锅在京东上一个月能卖多少钱？跟咱们平台上个月比呢？"
+    loaded = await loader.load(ContextRequest(question=question))
+    measures = [r.measure for r in loaded.requirements.items if r.kind == "measure"]
+    assert measures == ["gmv"]
+    price = await loader.load(ContextRequest(question="这款护手霜卖多少钱？"))
+    assert [r.measure for r in price.requirements.items if r.kind == "measure"] == ["price"]
+
+
+async def test_a_product_no_loaded_tool_takes_brings_its_module(loader: ContextLoader) -> None:
+    loaded = await loader.load(ContextRequest(question="monthly GMV of product #15313 over 2025"))
+    assert "new_product" in loaded.modules
+    plan = await _plan(loader, "monthly GMV of product #15313 over 2025")
+    assert ("get_product_trend", {"product_id": 15313, "start_month": "2025-01",
+                                  "end_month": "2025-12"}) in plan  # fmt: skip
+
+
+async def test_rising_terms_answer_only_a_question_about_rising_terms(
+    loader: ContextLoader,
+) -> None:
+    searched = [t for t, _ in await _plan(loader, "护手霜上个月大家都在搜什么词")]
+    assert "get_search_keywords" in searched and "get_rising_keywords" not in searched
+    rising = await _plan(loader, "rising search terms in sunscreen compared to the same month"
+                                 " last year")  # fmt: skip
+    assert any(t == "get_rising_keywords" and a.get("basis") == "yoy" for t, a in rising), rising
+
+
+@pytest.mark.parametrize(
+    ("question", "picks"),
+    [
+        ("find the biggest subcategory in the snacks category, then show me the top sellers"
+         " inside it", [("top", "category"), ("top", "product")]),
+        ("哪些猫咪用品的叶子类目增长快？", [("top", "category")]),
+        ("which sub-categories of pet supplies are growing fast?", [("top", "category")]),
+    ],
+)  # fmt: skip
+async def test_top_sellers_and_growing_fast_are_rankings(
+    loader: ContextLoader, question: str, picks: list[tuple[str, str]]
+) -> None:
+    loaded = await loader.load(ContextRequest(question=question))
+    found = [(r.rule, r.target) for r in loaded.requirements.items if r.kind == "selection"]
+    assert found == picks

@@ -25,6 +25,7 @@ WRITTEN_COUNT = re.compile(rf"\d|[{CN_NUM}]|\b(?:{'|'.join(EN_WORDS)})\b", re.I)
 HIGH_ZH = (
     "最高|最多|最大|最快|最好|最强|最热|最贵|最火|最畅销|卖得最好|最猛|最受欢迎|最热门|最深"
     "|最能打|最赚钱|最明显|最显著|最突出|最厉害|最激烈|最卷|最拥挤|最饱和|排在前面|排前面|名列前茅|前几名|前几|卖爆|最能卖|头部|领先|从高到低|从多到少|由高到低|降序"
+    "|增长快|增速快|涨得快|增长较快|增长迅速"
 )
 LOW_ZH = (
     "最低|最少|最小|最慢|最便宜|最弱|最差|最冷门|最冷|最不卷|垫底|最好进|最容易进|最好做|最容易做"
@@ -55,7 +56,7 @@ HIGH_EN = (
     r"|fastest-growing|most popular|priciest|most expensive|deepest|leaders|leading|led"
     r"|leads?(?!\s+(?:to|shoppers|buyers|customers|people|them)\b)"
     r"|best performers|top performers|topped|runners-up|runner-up|argmax|outperforming|top selling"
-    r"|most sell|highest first|high to low|from most"
+    r"|most sell|highest first|high to low|from most|growing fast|growing quickly|fast-growing"
     r"|top(?=\s+(?!level\b|tier\b)(?:[a-z-]+\s+)?(?:brands?|products?|sellers?|categories|keywords?"
     r"|items?|skus?|leaves|campaigns?|search terms?|queries)\b)"
     r"|top-rated|best-rated|most-reviewed|best-reviewed"
@@ -309,7 +310,7 @@ TARGETS: list[tuple[str, re.Pattern[str]]] = [
         r"关键词|搜索词|热搜词|热词|(?<=[个的])词|\bkeywords?\b|\bsearch terms?\b|\bqueries\b", I)),
     ("product", re.compile(
         r"商品|产品|单品|爆款|爆品|宝贝|竞品|款|\bproducts?\b|\bitems?\b|\bskus?\b"
-        r"|\bbest[- ]?sellers?\b|\blistings?\b", I)),
+        r"|\b(?:best|top)[- ]?sellers?\b|\blistings?\b", I)),
     ("category", re.compile(
         r"类目|品类|小类|细分|分类|\bcategor(?:y|ies)\b|\bleaf\b|\bleaves\b|\bniches?\b"
         r"|\bsub-?categor(?:y|ies)\b|\bsegments?\b", I)),

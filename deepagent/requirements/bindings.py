@@ -143,6 +143,9 @@ def requirement_args(
             found = selection_args(req, vocabulary, tools, comparison, parent)
         elif isinstance(req, AspectReq) and (term := vocabulary.aspect(req.aspect)):
             found = {t: dict(a) for t, a in term.args.items() if t in tools}
+            for tool in (t for t in term.tools if t in tools and comparison):
+                basis = [k for k, p in tools[tool].items() if comparison in enum_of(p)]
+                found.setdefault(tool, {}).update({k: comparison for k in basis})  # yoy terms
         if found:
             out[req.id] = found
     return out
@@ -210,6 +213,7 @@ def bind_selections(plan: list[ActionSpec], requirements: list[dict[str, Any]]) 
     crowded leaf categories"), so its last words are of its deepest level. A value the
     action reads from another step is never replaced."""
     out = list(plan)
+    picked = _first_read(plan)
     bound: dict[str, dict[str, Any]] = {}  # action id -> the arguments selections set
     selections = [r for r in requirements if r.get("kind") == "selection"]
     aspects = [r for r in requirements if r.get("kind") == "aspect"][::-1]  # deepest first
@@ -227,14 +231,35 @@ def bind_selections(plan: list[ActionSpec], requirements: list[dict[str, Any]]) 
             if before is not None and _conflict(before, wanted):
                 continue  # another selection ranks this action its own way
             read = {k for k, v in action.args.items() if isinstance(v, dict)}  # from a step
+            if action.id in picked:  # the plan takes its first row: its list stays whole
+                read |= {k for k in COUNT_ARGS if wanted.get(k) == 1}
             merged = {k: v for k, v in {**(before or {}), **wanted}.items() if k not in read}
             for name in COUNT_ARGS:  # "which is highest? list the top 5": the longer list
                 counts = [c for c in ((before or {}).get(name), wanted.get(name)) if c]
-                if counts:
+                if counts and name not in read:
                     merged[name] = max(counts)
             out[i] = action.model_copy(update={"args": {**action.args, **merged}})
             bound[action.id] = merged
             break
+    return out
+
+
+def _first_read(plan: list[ActionSpec]) -> set[str]:
+    """Actions another action reads the first row of (``path: "categories[0].id"``): "the
+    biggest one" is taken there, so a count of 1 would only cut the list the question
+    also asks for ("which second-level categories drive GMV, and inside the biggest
+    one...")."""
+    out: set[str] = set()
+    stack: list[Any] = [a.args for a in plan]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            path = node.get("path")
+            if isinstance(node.get("$ref"), str) and isinstance(path, str) and "[0]" in path:
+                out.add(node["$ref"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
     return out
 
 
