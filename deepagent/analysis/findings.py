@@ -81,12 +81,7 @@ def _ratings(sec: Section) -> Insight | None:
     """A rating distribution (GMV by rating band): never titled as price bands."""
     if not (sec.plain and sec.has("gmv_share") and sec.has("min_rating")):
         return None
-    lang = sec.lang
-    mains = [(p, max(g, key=lambda r: r.get("gmv_share") or 0)) for p, g in sec.groups().items()]
-    text = label("@semi", lang).join(
-        _s(sec, "band", p=p, band=m["label"], share=fmt("gmv_share", m["gmv_share"], lang)).strip()
-        for p, m in mains[:3]
-    )
+    text = _top_shares(sec)
     return Insight(_s(sec, "t_ratings"), _s(sec, "ratings", text=text),
                    [_s(sec, "ratings_c", text=text)])  # fmt: skip
 
@@ -94,14 +89,19 @@ def _ratings(sec: Section) -> Insight | None:
 def _bands(sec: Section) -> Insight | None:
     if not (sec.plain and sec.has("gmv_share") and sec.has("label")):
         return None
+    text = _top_shares(sec)
+    return Insight(_s(sec, "t_bands"), _s(sec, "bands", text=text), [_s(sec, "bands_c", text=text)],
+                   [_s(sec, "bands_r", text=text)])  # fmt: skip
+
+
+def _top_shares(sec: Section) -> str:
+    """Each subject's band with the highest GMV share (the first three subjects)."""
     lang = sec.lang
     mains = [(p, max(g, key=lambda r: r.get("gmv_share") or 0)) for p, g in sec.groups().items()]
-    text = label("@semi", lang).join(
+    return label("@semi", lang).join(
         _s(sec, "band", p=p, band=m["label"], share=fmt("gmv_share", m["gmv_share"], lang)).strip()
         for p, m in mains[:3]
     )
-    return Insight(_s(sec, "t_bands"), _s(sec, "bands", text=text), [_s(sec, "bands_c", text=text)],
-                   [_s(sec, "bands_r", text=text)])  # fmt: skip
 
 
 def _reviews(sec: Section) -> Insight | None:
