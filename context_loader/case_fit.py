@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from context_loader.requirements.selection_words import TARGETS
 from deepagent.core.schema import JSON, ActionSpec, value_refs
 from deepagent.core.templates import BindingError, fill_template
 from deepagent.requirements.bindings import (
@@ -61,6 +62,7 @@ NARROWED = 5  # idle units for a listing narrowed the question does not narrow (
 # only, for "the top products"): another question's answer, not merely an extra step
 BOUND_KINDS = ("category", "product")  # subjects the context binds into a plan's arguments
 UNFILLABLE = 100.0  # a plan whose placeholders the parameters cannot fill
+_SERIES = "aspect:trend"  # a month-by-month answer (the flow's trend for where buyers went)
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ class CaseFit:
             return Fit(hit, rank, UNFILLABLE, ())
         bound = bind_subjects(bind_selections(plan, rows), rows, self.takes)
         view = _PlanView(bound, self, set(hit.case.fields), loaded, _named(requirements))
+        view.nouns = _listed_nouns(question, requirements)
         cost, uncovered = REBOUND * _flipped(plan, bound), []
         for req in requirements.items:
             share = view.uncovered_share(req)
@@ -187,6 +190,7 @@ class _PlanView:
         self.plan = plan
         self.named = named
         self.ranked: dict[str, str] = {}  # action id -> the measure a selection ranks it by
+        self.nouns: set[str] = set()  # listings of the targets the question names
         self.vocabulary = fit.vocabulary
         self.roles = fit.roles
         self.narrowing = fit.narrowing
@@ -221,6 +225,8 @@ class _PlanView:
         if None in targets or any(isinstance(r, ComparisonReq) for r in items):
             targets = set(self.vocabulary.listings)  # any listing may answer it
         wanted |= {f"list:{t}" for t in targets if t}
+        if not targets:  # no ranking: the things the question names are what it lists
+            wanted |= self.nouns  # ("哪些商品卖得好" lists products, not the shop's categories)
         if any(isinstance(r, PeriodReq) and r.start_month != r.end_month for r in items):
             wanted.add("aspect:trend")
         feeders = {d for a in self.plan for d in _inputs(a)}  # a means to another action
@@ -236,6 +242,7 @@ class _PlanView:
             unasked = bool(roles) and not roles & wanted
             count += unasked and (action.id not in feeders or action.id in narrowed)
             count += NARROWED * bool(roles & self.narrowing - wanted)  # new launches only
+            count += bool(roles & wanted) and _SERIES in roles - wanted  # a series, unasked
             count += _pads(action, named)
         return count
 
@@ -313,6 +320,15 @@ def _roles(vocabulary: Vocabulary) -> dict[str, set[str]]:
         for tool in tools:
             roles.setdefault(tool, set()).add(f"list:{target}")
     return roles
+
+
+def _listed_nouns(question: str, requirements: Requirements) -> set[str]:
+    """Listings of the targets the question names outside its subjects ("哪些商品卖得好":
+    products; not "my newest product", the subject itself)."""
+    for req in requirements.items:
+        if isinstance(req, SubjectReq) and req.text:
+            question = question.replace(req.text, " ")
+    return {f"list:{t}" for t, pattern in TARGETS if pattern.search(question)}
 
 
 def _named(requirements: Requirements) -> dict[str, set[int]]:

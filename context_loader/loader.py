@@ -36,6 +36,7 @@ from context_loader.requirements import (
 from deepagent.core.question import detect_language
 from deepagent.core.schema import JSON
 from deepagent.core.settings import Settings
+from deepagent.core.templates import param_names
 from deepagent.llm import chat_model
 from deepagent.requirements.model import Requirements
 from deepagent.tools import ToolContext, ToolExecutor, ToolRegistry
@@ -117,6 +118,10 @@ class ContextLoader:
         modules = [*business, COMMON_MODULE]
         t = time.perf_counter()
         candidates = [h for h in hits if set(h.case.modules) <= set(business)]
+        borrowed = self._borrowed(candidates, business, params)
+        if borrowed:  # a case template reads a parameter another module provides
+            extra = ParamLoader(borrowed, executor)
+            module_status += await _timed(extra.load(params), timings, "params_borrowed")
         tools = self._tools(business, request)
         skills = [s.name for s in skills_for(self.skills, business)]
         timings["select"] = _ms(t)
@@ -192,6 +197,17 @@ class ContextLoader:
 
     def _providers(self, modules: list[str]) -> list[ParamSpec]:
         return [p for name in modules for p in self.registry.modules[name].manifest.params]
+
+    def _borrowed(
+        self, candidates: list[CaseHit], business: list[str], params: dict[str, JSON]
+    ) -> list[ParamSpec]:
+        """Providers of other modules whose outputs the candidate cases' templates read and
+        the context lacks: a competitor case about "my new product" reads the merchant's
+        recent new products, which the new-product module provides."""
+        read = {n for h in candidates for a in h.case.plan for n in param_names(a.args)}
+        wanted = read - params.keys()
+        others = [m for m in self.registry.modules if m not in business and m != COMMON_MODULE]
+        return [p for p in self._providers(others) if set(p.outputs) & wanted]
 
 
 def entity_masker(

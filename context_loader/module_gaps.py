@@ -10,13 +10,14 @@ that was not selected, that module is added (the best scored of those that can):
   only) does not count unless that narrowing is asked;
 - a measure no loaded tool carries ("sales are up: has search interest followed?");
 - a comparison of subjects of one kind with no loaded tool taking a list of them;
-- a named product or campaign that no loaded business tool takes ("monthly GMV of
-  product 1474" when only category tools were identified).
+- a named product or campaign, or the merchant's own shop, that no loaded business tool
+  takes ("monthly GMV of product 1474" when only category tools were identified).
 Only the modules the caller allows are considered (identification's candidates).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -50,7 +51,11 @@ listing by merchant, a product's rivals one by product; any listing of categorie
 serves a category (its own module was chosen by the wording)."""
 
 
-_NAMED_ALONE = ("product", "campaign")
+_NAMED_ALONE = {
+    "product": SUBJECT_KEYS["product"],
+    "campaign": SUBJECT_KEYS["campaign"],
+    "own_shop": re.compile(r"^merchant_id$"),
+}
 """Subject kinds that need a tool of their own; a category is often a qualifier of another
 ask ("my hand cream's rivals in the same band"), answered through the product."""
 
@@ -92,7 +97,7 @@ class ModuleGaps:
         if isinstance(req, ComparisonReq):
             return self._side_by_side(req, reqs)
         if isinstance(req, SubjectReq) and req.subject_type in _NAMED_ALONE:
-            pattern = SUBJECT_KEYS[req.subject_type]
+            pattern = _NAMED_ALONE[req.subject_type]
             return {  # "monthly GMV of product 1474" with category tools loaded only
                 t
                 for t, args in self.fit.takes.items()
@@ -110,6 +115,8 @@ class ModuleGaps:
             roles = self.fit.roles.get(tool, set())
             if tool not in self.module_of or roles & self.fit.narrowing - asked:
                 continue
+            if self.module_of[tool] == COMMON_MODULE:
+                continue  # the merchant's own categories: no listing of the market's
             if not kinds or any(self._takes(tool, k) for k in kinds):
                 out.add(tool)
         return out

@@ -213,3 +213,47 @@ async def test_top_sellers_and_growing_fast_are_rankings(
     loaded = await loader.load(ContextRequest(question=question))
     found = [(r.rule, r.target) for r in loaded.requirements.items if r.kind == "selection"]
     assert found == picks
+
+
+async def test_a_case_reads_a_parameter_another_module_provides(loader: ContextLoader) -> None:
+    """Only competitor_flow is identified, but its cases about "my new product" read the
+    merchant's recent new products (a new_product provider): it runs, the cases fill, and
+    where the lost buyers went is a snapshot, not a month-by-month series."""
+    question = "我那款新品的流失买家都跑去买谁家了"
+    loaded = await loader.load(ContextRequest(question=question))
+    assert loaded.modules == ["competitor_flow", "common"]
+    assert "recent_new_products" in loaded.params
+    assert loaded.cases[0].uncovered == []
+    tools = [t for t, _ in await _plan(loader, question)]
+    assert "get_flow_analysis" in tools and "get_flow_trend" not in tools, tools
+
+
+async def test_colloquial_search_words_ask_for_search_terms(loader: ContextLoader) -> None:
+    loaded = await loader.load(ContextRequest(question="身体乳上个月大家都搜啥词"))
+    assert [r.aspect for r in loaded.requirements.items if r.kind == "aspect"] == ["search_terms"]
+
+
+async def test_the_shop_overview_answers_the_shops_total_and_its_categories(
+    loader: ContextLoader,
+) -> None:
+    question = "我店铺上个月一共卖了多少钱，主要靠哪几个类目撑着"
+    loaded = await loader.load(ContextRequest(question=question))
+    assert "competitor_flow" in loaded.modules  # the shop needs a tool that takes the merchant
+    assert [t for t, _ in await _plan(loader, question)] == ["get_merchant_profile"]
+    products = await _plan(loader, "Which of my shop's products bring in the most GMV?")
+    assert [t for t, _ in products] == ["get_merchant_products"]  # products, not categories
+
+
+def test_a_list_lookup_gives_the_whole_before_its_parts() -> None:
+    data = {
+        "merchant": {"id": "M1", "name_zh": "演示商家", "name_en": "Demo merchant"},
+        "month": "2025-12", "gmv": 12153478.37,
+        "categories": [{"id": 1, "name_zh": "护手霜", "name_en": "Hand cream", "gmv": 8577381.13},
+                       {"id": 2, "name_zh": "身体乳", "name_en": "Body lotion", "gmv": 1829880.94}],
+    }  # fmt: skip
+    shop = CollectedResult(action_id="shop", tool="get_merchant_profile", status="ok", data=data)
+    question = "我店铺上个月一共卖了多少钱，主要靠哪几个类目撑着"
+    inp = AnalysisInput(question=question, question_type="lookup", collected=[shop],
+                        measures=[["gmv"]])  # fmt: skip
+    text = offline_analysis(inp)
+    assert "¥12,153,478.37" in text and text.index("¥12,153,478.37") < text.index("护手霜")

@@ -23,7 +23,7 @@ _OWN_SHOP = re.compile(
     re.I | re.A,
 )
 _MY_NEW = re.compile(
-    r"(?:我的|我们的|我家的?|本店的?|\bmy\b|\bour\b)\s*(?:最新的?|最近的?|刚上的?)?\s*"
+    r"(?:我的|我们的|我家的?|本店的?|我(?:那|这)(?:款|个)的?|\bmy\b|\bour\b)\s*(?:最新的?|最近的?|刚上的?)?\s*"
     r"(?:新品|新款|新产品|\bnew(?:est)?\s+(?:products?|launch(?:es)?|items?|releases?))",
     re.I | re.A,
 )

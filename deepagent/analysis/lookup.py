@@ -165,7 +165,9 @@ def _list_block(
     shown = rows[:size]
     of = f" of {who}" if who else ""
     head = say(lang, "list_head", who=who, month=month, n=len(shown), of=of)
-    return [head, "", *(_item(i, row, asked, lang) for i, row in enumerate(shown, 1))]
+    whole = _figure_block(data, [], asked, lang)  # the shop's own GMV before its categories
+    items = [_item(i, row, asked, lang) for i, row in enumerate(shown, 1)]
+    return [*whole, *([""] if whole else []), head, "", *items]
 
 
 def _series_block(
