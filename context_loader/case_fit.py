@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from context_loader.requirements.selection_words import TARGETS
+from context_loader.fit_subjects import listed_nouns, literal_ids, named_subjects
 from deepagent.core.schema import JSON, ActionSpec, value_refs
 from deepagent.core.templates import BindingError, fill_template
 from deepagent.requirements.bindings import (
@@ -128,8 +128,8 @@ class CaseFit:
         if plan is None:
             return Fit(hit, rank, UNFILLABLE, ())
         bound = bind_subjects(bind_selections(plan, rows), rows, self.takes)
-        view = _PlanView(bound, self, set(hit.case.fields), loaded, _named(requirements))
-        view.nouns = _listed_nouns(question, requirements)
+        view = _PlanView(bound, self, set(hit.case.fields), loaded, named_subjects(requirements))
+        view.nouns = listed_nouns(question, requirements)
         cost, uncovered = REBOUND * _flipped(plan, bound), []
         for req in requirements.items:
             share = view.uncovered_share(req)
@@ -255,7 +255,7 @@ class _PlanView:
             if kind not in BOUND_KINDS:
                 return True  # a campaign is found by name when the plan runs
             named = self.named.get(kind, set())  # a plan that binds none of them answers
-            return not named or bool(named & _literal_ids(self.plan, pattern))  # others
+            return not named or bool(named & literal_ids(self.plan, pattern))  # others
         if kind == "own_shop":
             return "merchant_id" in self.arg_names
         if kind == "new_product":
@@ -320,42 +320,6 @@ def _roles(vocabulary: Vocabulary) -> dict[str, set[str]]:
         for tool in tools:
             roles.setdefault(tool, set()).add(f"list:{target}")
     return roles
-
-
-def _listed_nouns(question: str, requirements: Requirements) -> set[str]:
-    """Listings of the targets the question names outside its subjects ("哪些商品卖得好":
-    products; not "my newest product", the subject itself)."""
-    for req in requirements.items:
-        if isinstance(req, SubjectReq) and req.text:
-            question = question.replace(req.text, " ")
-    return {f"list:{t}" for t, pattern in TARGETS if pattern.search(question)}
-
-
-def _named(requirements: Requirements) -> dict[str, set[int]]:
-    """subject kind -> the ids the question names of it."""
-    out: dict[str, set[int]] = {}
-    for r in requirements.items:
-        if isinstance(r, SubjectReq) and isinstance(r.ref, int) and not isinstance(r.ref, bool):
-            out.setdefault(r.subject_type, set()).add(r.ref)
-    return out
-
-
-def _literal_ids(plan: list[ActionSpec], pattern: Any) -> set[int]:
-    """The ids a plan gives literally (not read from another step) under argument names
-    matching ``pattern``, at any depth (a SubAgent's arguments too): the subjects it is
-    about. "The top products of the main band of air purifiers" on a plan about the
-    merchant's new products binds no category the question names."""
-    out: set[int] = set()
-    stack: list[tuple[str, Any]] = [(k, v) for a in plan for k, v in a.args.items()]
-    while stack:
-        key, value = stack.pop()
-        if isinstance(value, dict) and not {"$ref", "$item"} & value.keys():
-            stack.extend(value.items())
-        elif isinstance(value, list):
-            stack.extend((key, v) for v in value)
-        elif isinstance(value, int) and not isinstance(value, bool) and pattern.search(key):
-            out.add(value)
-    return out
 
 
 def _per_item_asks(requirements: Requirements) -> int:
