@@ -22,7 +22,7 @@ import pytest
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.analysis import AnalysisInput, CollectedResult, offline_analysis
-from deepagent.core.schema import CallActions
+from deepagent.core.schema import CallActions, CallHuman
 from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
 from deepagent.requirements.model import CoverageItem
@@ -257,3 +257,26 @@ def test_a_list_lookup_gives_the_whole_before_its_parts() -> None:
                         measures=[["gmv"]])  # fmt: skip
     text = offline_analysis(inp)
     assert "¥12,153,478.37" in text and text.index("¥12,153,478.37") < text.index("护手霜")
+
+
+async def test_a_question_with_nothing_to_look_at_is_asked_about(loader: ContextLoader) -> None:
+    """No subject, period, figure, ranking or aspect: the closest case would answer another
+    question (gibberish got an audience report)."""
+    planner = RunDeps.create(loader.settings, loader, use_redis=False).planner
+    case = PlanChoiceCase(id="t", question="asdfghjkl qwertyuiop zxcvbnm", language="en",
+                          structure="x", expect="ask")  # fmt: skip
+    decision, _ = await decide(loader, planner, case)
+    assert isinstance(decision.action, CallHuman), decision.action
+
+
+@pytest.mark.parametrize(
+    "question", ["我最近上的那几个新品都是啥，卖的怎么样", "我今年都上了哪些新品？"]
+)
+async def test_the_merchants_launches_are_its_new_products(
+    loader: ContextLoader, question: str
+) -> None:
+    loaded = await loader.load(ContextRequest(question=question))
+    kinds = [r.subject_type for r in loaded.requirements.items if r.kind == "subject"]
+    assert kinds == ["new_product"]
+    tools = [t for t, _ in await _plan(loader, question)]
+    assert "list_my_new_products" in tools, tools

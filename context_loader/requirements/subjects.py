@@ -24,11 +24,13 @@ _OWN_SHOP = re.compile(
 )
 _MY_NEW = re.compile(
     r"(?:我的|我们的|我家的?|本店的?|我(?:那|这)(?:款|个)的?|\bmy\b|\bour\b)\s*(?:最新的?|最近的?|刚上的?)?\s*"
-    r"(?:新品|新款|新产品|\bnew(?:est)?\s+(?:products?|launch(?:es)?|items?|releases?))",
+    r"(?:新品|新款|新产品|\bnew(?:est)?\s+(?:products?|launch(?:es)?|items?|releases?))"
+    r"|我们?[^，,。？?；;]{0,8}?(?:上架|上新|上(?![个月周年半季次一])|推出|发布)了?"
+    r"[^，,。？?；;]{0,6}?(?:新品|新款|新产品)",
     re.I | re.A,
-)
+)  # the second form: "我今年都上了哪些新品", "我最近上的那几个新品"
 _MY_NEWEST = re.compile(
-    r"(?:我|我们)的?最新(?:的)?(?:那款|那个|一款)?(?:新品|商品|产品)|"
+    r"(?:我|我们)的?(?:最新|刚)(?:上的?|上架的?)?(?:的)?(?:那款|那个|一款)?(?:新品|商品|产品)|"
     r"\b(?:my|our) (?:newest|latest|most recent) (?:product|launch|item|new product)\b",
     re.I | re.A,
 )

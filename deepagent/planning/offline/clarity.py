@@ -76,6 +76,19 @@ def unclear(question: str, params: dict[str, JSON], has_conversation: bool) -> U
     return Unclear(f"不清楚“{ref}”指的是哪一个", f'it is not clear what "{ref}" refers to')
 
 
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_NOT_A_WORD = re.compile(r"^[^aeiouy]+$|[^aeiouy]{5,}", re.I)  # no vowel, or 5 consonants
+
+
+def mashed(question: str) -> bool:
+    """Latin letters only, and most of its words unpronounceable ("asdfghjkl zxcvbnm",
+    "sdfkj lkjh qwe"): keys hit at random, not a question in any language."""
+    if re.search(r"[\u4e00-\u9fff]", question):
+        return False
+    words = _LATIN_WORD.findall(question)
+    return bool(words) and 2 * sum(bool(_NOT_A_WORD.search(w)) for w in words) > len(words)
+
+
 def _short(question: str) -> bool:
     if question.isascii():
         return len(question.split()) <= SHORT_WORDS

@@ -26,7 +26,7 @@ from deepagent.core.schema import (
     PlannerDecision,
     TodoItem,
 )
-from deepagent.planning.offline.clarity import Unclear, unclear
+from deepagent.planning.offline.clarity import Unclear, mashed, unclear
 from deepagent.planning.offline.coverage import coverage_actions, coverage_done, planned
 from deepagent.planning.offline.situation import (
     Situation,
@@ -99,6 +99,8 @@ def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
         return _nothing_known(unknown)
     if not done and not sit.lite and (why := unclear(sit.question, sit.params, sit.conversation)):
         return _ask(sit, why)
+    if not done and not sit.lite and _nothing_asked(sit):
+        return _ask(sit, NOTHING_FOUND)
     first = _first_fitting(sit, exclude=tried)
     if first is None:
         return _ask(sit)
@@ -286,6 +288,20 @@ _ASK = {
         ", ",
     ),
 }
+
+
+NOTHING_FOUND = Unclear(
+    "没能从问题里读出要看的对象或指标", "I could not find in the question what to look at"
+)
+
+
+def _nothing_asked(sit: Situation) -> bool:
+    """Keyboard mash in which nothing was found (no subject, period, figure, ranking or
+    aspect; no page, no earlier turn): following the closest case would answer another
+    question ("asdfghjkl qwertyuiop" got an audience report). A real question the
+    extractor cannot read is left to the case it fits."""
+    quiet = not sit.requirements and not sit.conversation and sit.params.get("page") is None
+    return quiet and mashed(sit.question)
 
 
 def _ask(sit: Situation, why: Unclear | None = None) -> PlannerDecision:
