@@ -280,3 +280,14 @@ async def test_the_merchants_launches_are_its_new_products(
     assert kinds == ["new_product"]
     tools = [t for t, _ in await _plan(loader, question)]
     assert "list_my_new_products" in tools, tools
+
+
+async def test_every_leaf_lists_them_all(loader: ContextLoader) -> None:
+    question = "面部护理下面每个叶子类目的差评关键词分别是什么"
+    loaded = await loader.load(ContextRequest(question=question))
+    every = {r.aspect: r.every for r in loaded.requirements.items if r.kind == "aspect"}
+    assert every == {"leaves": True, "complaints": False}
+    ranks = [a for t, a in await _plan(loader, question) if t == "rank_categories"]
+    assert ranks and int(str(ranks[-1]["limit"])) > 10  # not the case's own first five
+    top = await loader.load(ContextRequest(question="面部护理下面的叶子类目里差评最多的是哪个"))
+    assert not any(r.every for r in top.requirements.items if r.kind == "aspect")

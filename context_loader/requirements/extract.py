@@ -90,7 +90,7 @@ class OfflineExtractor:
         out += _ranked_by(chosen, measures)
         out += _market_size(spans, [r for r in out if isinstance(r, MeasureReq)])
         out += chosen
-        out += _aspects(aspects, out)
+        out += _aspects(aspects, out, spans.text)
         if comparison is not None:
             out.append(comparison)
         forecast = any(t.name == "forecast" for t, _s, _e in scope)
@@ -222,12 +222,23 @@ _NARROWER = {"reviews": "complaints", "competitors": "competitor_flow"}
 """An aspect left out when the narrower one beside it is asked for."""
 
 
-def _aspects(found: list[Found], so_far: list[Requirement]) -> list[Requirement]:
+_EVERY = re.compile(
+    r"(?:每个|每一个|各个|所有的?|全部的?|\b(?:every|each(?: of the)?|all(?: the)?))\s*$", re.I
+)
+"""Words right before an aspect that ask it of every item ("每个叶子类目", "each sub-category")."""
+
+
+def _aspects(found: list[Found], so_far: list[Requirement], text: str) -> list[Requirement]:
     names = {t.name for _rid, t, _text, _pos in found}
     main_band = any(isinstance(s, SelectionReq) and s.rule == "main_band" for s in so_far)
     out: list[Requirement] = [
-        AspectReq(id=rid, text=text, aspect=t.name)
-        for rid, t, text, _ in found
+        AspectReq(
+            id=rid,
+            text=words,
+            aspect=t.name,
+            every=bool(_EVERY.search(text[max(0, pos - 12) : pos])),
+        )
+        for rid, t, words, pos in found
         if _NARROWER.get(t.name) not in names and not (main_band and t.name == "price_bands")
     ]
     for target, aspect in _RANKED_ASPECT.items():  # ranking a category's children, terms

@@ -146,6 +146,11 @@ def requirement_args(
             for tool in (t for t in term.tools if t in tools and comparison):
                 basis = [k for k, p in tools[tool].items() if comparison in enum_of(p)]
                 found.setdefault(tool, {}).update({k: comparison for k in basis})  # yoy terms
+            for tool in (t for t in term.tools if t in tools and req.every):
+                count = next((a for a in COUNT_ARGS if a in tools[tool]), None)
+                top = tools[tool][count].get("maximum") if count else None
+                if count is not None:  # "每个叶子类目": all of them, as many as the tool gives
+                    found.setdefault(tool, {})[count] = top if isinstance(top, int) else 50
         if found:
             out[req.id] = found
     return out

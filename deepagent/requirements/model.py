@@ -63,6 +63,11 @@ class SelectionReq(_Item):
 class AspectReq(_Item):
     kind: Literal["aspect"] = "aspect"
     aspect: str = Field(description="canonical aspect name from the modules' vocabulary")
+    every: bool = Field(
+        default=False,
+        description="asked of every item ('每个叶子类目', 'each sub-category'): a listing that"
+        " answers it gives them all, not its default first few",
+    )
 
 
 class ComparisonReq(_Item):
