@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from context_loader.fit_subjects import listed_nouns, literal_ids, named_subjects
+from context_loader.fit_subjects import listed_nouns, named_subjects
 from deepagent.core.schema import JSON, ActionSpec, value_refs
 from deepagent.core.templates import BindingError, fill_template
 from deepagent.requirements.bindings import (
@@ -31,7 +31,7 @@ from deepagent.requirements.bindings import (
     requirement_rows,
     schema_props,
 )
-from deepagent.requirements.evidence import MONTH_KEYS, SUBJECT_KEYS
+from deepagent.requirements.evidence import MONTH_KEYS, SUBJECT_KEYS, ids_under
 from deepagent.requirements.model import (
     AspectReq,
     ComparisonReq,
@@ -75,6 +75,16 @@ class ToolFacts:
 
 
 @dataclass(frozen=True)
+class _Asked:
+    """What one question asks, read once for all its candidate cases."""
+
+    requirements: Requirements
+    rows: list[dict[str, Any]]  # the requirement rows with their tool arguments
+    named: dict[str, set[int]]  # subject kind -> the ids the question names
+    nouns: set[str]  # listings of the targets it names outside its subjects
+
+
+@dataclass(frozen=True)
 class Fit:
     hit: CaseHit
     rank: int
@@ -108,9 +118,11 @@ class CaseFit:
         rows = requirement_rows(
             requirements, requirement_args(requirements, self.vocabulary, loaded)
         )
+        asked = _Asked(requirements, rows, named_subjects(requirements),
+                       listed_nouns(question, requirements))  # fmt: skip
+        usable = set(tools)
         fits = [
-            self._fit(hit, rank, requirements, rows, params, question, set(tools))
-            for rank, hit in enumerate(hits)
+            self._fit(hit, rank, asked, params, question, usable) for rank, hit in enumerate(hits)
         ]
         return sorted(fits, key=lambda f: (f.cost + RANK * f.rank, f.rank))
 
@@ -118,18 +130,17 @@ class CaseFit:
         self,
         hit: CaseHit,
         rank: int,
-        requirements: Requirements,
-        rows: list[dict[str, Any]],
+        asked: _Asked,
         params: Mapping[str, JSON],
         question: str,
         loaded: set[str],
     ) -> Fit:
+        requirements, rows = asked.requirements, asked.rows
         plan = _filled(hit.case.plan, params, question)
         if plan is None:
             return Fit(hit, rank, UNFILLABLE, ())
         bound = bind_subjects(bind_selections(plan, rows), rows, self.takes)
-        view = _PlanView(bound, self, set(hit.case.fields), loaded, named_subjects(requirements))
-        view.nouns = listed_nouns(question, requirements)
+        view = _PlanView(bound, self, set(hit.case.fields), loaded, asked)
         cost, uncovered = REBOUND * _flipped(plan, bound), []
         for req in requirements.items:
             share = view.uncovered_share(req)
@@ -185,12 +196,12 @@ class _PlanView:
         fit: CaseFit,
         case_fields: set[str],
         loaded: set[str],
-        named: Mapping[str, set[int]],
+        asked: _Asked,
     ) -> None:
         self.plan = plan
-        self.named = named
+        self.named = asked.named  # subject kind -> the ids the question names
+        self.nouns = asked.nouns  # listings of the targets the question names
         self.ranked: dict[str, str] = {}  # action id -> the measure a selection ranks it by
-        self.nouns: set[str] = set()  # listings of the targets the question names
         self.vocabulary = fit.vocabulary
         self.roles = fit.roles
         self.narrowing = fit.narrowing
@@ -254,8 +265,9 @@ class _PlanView:
                 return False
             if kind not in BOUND_KINDS:
                 return True  # a campaign is found by name when the plan runs
-            named = self.named.get(kind, set())  # a plan that binds none of them answers
-            return not named or bool(named & literal_ids(self.plan, pattern))  # others
+            named = self.named.get(kind, set())  # the ids the question names of this kind
+            bound = set().union(*(ids_under(a.args, pattern) for a in self.plan))
+            return not named or bool(named & bound)  # a plan about others answers another ask
         if kind == "own_shop":
             return "merchant_id" in self.arg_names
         if kind == "new_product":
