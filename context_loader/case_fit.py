@@ -121,6 +121,7 @@ class CaseFit:
         asked = _Asked(requirements, rows, named_subjects(requirements),
                        listed_nouns(question, requirements))  # fmt: skip
         usable = set(tools)
+        params = _as_planned(params, asked.named)
         fits = [
             self._fit(hit, rank, asked, params, question, usable) for rank, hit in enumerate(hits)
         ]
@@ -151,6 +152,19 @@ class CaseFit:
         if _per_item_asks(requirements) < 2:  # one call per item needs no sub-task
             cost += IDLE * sum(a.subagent is not None for a in bound)
         return Fit(hit, rank, round(cost, 3), tuple(uncovered))
+
+
+def _as_planned(params: Mapping[str, JSON], named: Mapping[str, set[int]]) -> Mapping[str, JSON]:
+    """The parameters as the planner binds a case: one category the question (or its page)
+    names is the plan's category, not the merchant's main one the templates fall back to."""
+    refs = named.get("category", set())
+    current = params.get("category")
+    if len(refs) != 1 or (isinstance(current, dict) and current.get("id") in refs):
+        return params
+    ref = next(iter(refs))
+    known = [params.get("page_category"), *(params.get("categories") or [])]
+    match = [c for c in known if isinstance(c, dict) and c.get("id") == ref]
+    return {**params, "category": match[0] if match else {"id": ref}}
 
 
 def _flipped(plan: list[ActionSpec], bound: list[ActionSpec]) -> int:

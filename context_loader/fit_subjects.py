@@ -3,13 +3,24 @@ outside its subjects (both read once per question, not once per candidate case).
 
 from __future__ import annotations
 
+import re
+
 from context_loader.requirements.selection_words import TARGETS
 from deepagent.requirements.model import Requirements, SubjectReq
+
+POINTED = re.compile(
+    r"(?:这个|这一?款|这家|该|此|本|当前)\s*(?=类目|品类|商品|产品|单品|店铺|活动)"
+    r"|\b(?:this|that)\s+(?=categor|product|item|shop|store|campaign)",
+    re.I,
+)
+"""A singular pointer before a noun ("这个类目", "this category"): one subject meant, not
+a listing asked for."""
 
 
 def listed_nouns(question: str, requirements: Requirements) -> set[str]:
     """Listings of the targets the question names outside its subjects ("哪些商品卖得好":
-    products; not "my newest product", the subject itself)."""
+    products; not "my newest product" or "这个类目", the subject itself)."""
+    question = _unpointed(question)
     for req in requirements.items:
         if isinstance(req, SubjectReq) and req.text:
             question = question.replace(req.text, " ")
@@ -23,3 +34,14 @@ def named_subjects(requirements: Requirements) -> dict[str, set[int]]:
         if isinstance(r, SubjectReq) and isinstance(r.ref, int) and not isinstance(r.ref, bool):
             out.setdefault(r.subject_type, set()).add(r.ref)
     return out
+
+
+def _unpointed(question: str) -> str:
+    """The question without the nouns a singular pointer names ("这个类目" -> "")."""
+    out, pos = [], 0
+    for m in POINTED.finditer(question):
+        out.append(question[pos : m.start()])
+        rest = question[m.end() :]
+        noun = next((p.match(rest) for _, p in TARGETS if p.match(rest)), None)
+        pos = m.end() + (noun.end() if noun else 0)
+    return "".join(out) + question[pos:]

@@ -15,12 +15,13 @@ analyst answers the asked part.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from context_loader.loader import ContextLoader
-from context_loader.models import ContextRequest
+from context_loader.models import ContextRequest, PageContext
 from deepagent.analysis import AnalysisInput, CollectedResult, offline_analysis
 from deepagent.core.schema import CallActions, CallHuman
 from deepagent.core.settings import Settings
@@ -36,10 +37,12 @@ def loader(full_db: Path) -> ContextLoader:
     return ContextLoader.create(Settings(data_path=full_db, cache_dir=INDEX_CACHE))
 
 
-async def _plan(loader: ContextLoader, question: str) -> list[tuple[str, dict[str, object]]]:
+async def _plan(
+    loader: ContextLoader, question: str, page: PageContext | None = None
+) -> list[tuple[str, dict[str, object]]]:
     planner = RunDeps.create(loader.settings, loader, use_redis=False).planner
     case = PlanChoiceCase(id="t", question=question, language="en", structure="x",
-                          expect="plan")  # fmt: skip
+                          expect="plan", page=page)  # fmt: skip
     decision, _ = await decide(loader, planner, case)
     assert isinstance(decision.action, CallActions)
     return [(a.tool or "", dict(a.args)) for a in decision.action.actions]
@@ -71,6 +74,22 @@ async def test_a_product_named_by_id_fills_a_plan_written_for_the_newest_product
     rivals = {"list_competitor_products", "get_flow_analysis"}
     plan = await _plan(loader, question)
     assert any(t in rivals and a["product_id"] == 1474 for t, a in plan), plan
+
+
+async def test_this_category_on_its_page_is_looked_up_not_ranked(
+    loader: ContextLoader, full_db: Path
+) -> None:
+    """"这个类目" on a category page is the page's category, one subject: the plan looks
+    it up (the ranking cases used to win: every plan was filled with the main category, so
+    none bound the subject, and "类目" read as a listing asked for)."""
+    with sqlite3.connect(full_db) as db:
+        (leaf,) = db.execute("SELECT id FROM categories WHERE name_zh = '面膜'").fetchone()
+    page = PageContext(type="category_report", category_id=leaf)
+    plan = await _plan(loader, "这个类目上个月的新品占比是多少", page)
+    assert ("get_category_overview", {"category_id": leaf, "month": "2025-12"}) in [
+        (t, {k: a.get(k) for k in ("category_id", "month")}) for t, a in plan
+    ], plan
+    assert all(t != "rank_categories" for t, _ in plan), plan
 
 
 @pytest.mark.parametrize(
