@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from context_loader.fit_subjects import listed_nouns, named_subjects
+from context_loader.fit_subjects import as_planned, listed_nouns, named_subjects
 from deepagent.core.schema import JSON, ActionSpec, value_refs
 from deepagent.core.templates import BindingError, fill_template
 from deepagent.requirements.bindings import (
@@ -101,6 +101,11 @@ class CaseFit:
         self.takes = {name: list(props) for name, props in self.props.items()}
         self.roles = _roles(self.vocabulary)
         self.narrowing = {f"aspect:{t.name}" for t in self.vocabulary.aspects if t.narrows}
+        self.primary = {  # tool -> the aspect that names it first (what the tool is for),
+            t.tools[0]: f"aspect:{t.within or t.name}"  # a narrower one ("leaves") as the
+            for t in reversed(self.vocabulary.aspects)  # aspect it narrows
+            if t.tools
+        }
         self.facts = {
             name: _facts(spec.description, self.props[name], self.vocabulary)
             for name, spec in registry.tools.items()
@@ -121,7 +126,7 @@ class CaseFit:
         asked = _Asked(requirements, rows, named_subjects(requirements),
                        listed_nouns(question, requirements))  # fmt: skip
         usable = set(tools)
-        params = _as_planned(params, asked.named)
+        params = as_planned(params, asked.named)
         fits = [
             self._fit(hit, rank, asked, params, question, usable) for rank, hit in enumerate(hits)
         ]
@@ -152,19 +157,6 @@ class CaseFit:
         if _per_item_asks(requirements) < 2:  # one call per item needs no sub-task
             cost += IDLE * sum(a.subagent is not None for a in bound)
         return Fit(hit, rank, round(cost, 3), tuple(uncovered))
-
-
-def _as_planned(params: Mapping[str, JSON], named: Mapping[str, set[int]]) -> Mapping[str, JSON]:
-    """The parameters as the planner binds a case: one category the question (or its page)
-    names is the plan's category, not the merchant's main one the templates fall back to."""
-    refs = named.get("category", set())
-    current = params.get("category")
-    if len(refs) != 1 or (isinstance(current, dict) and current.get("id") in refs):
-        return params
-    ref = next(iter(refs))
-    known = [params.get("page_category"), *(params.get("categories") or [])]
-    match = [c for c in known if isinstance(c, dict) and c.get("id") == ref]
-    return {**params, "category": match[0] if match else {"id": ref}}
 
 
 def _flipped(plan: list[ActionSpec], bound: list[ActionSpec]) -> int:
@@ -214,11 +206,16 @@ class _PlanView:
     ) -> None:
         self.plan = plan
         self.named = asked.named  # subject kind -> the ids the question names
+        self.campaigns = [  # the campaigns the question names, by its words
+            r.text for r in asked.requirements.items
+            if isinstance(r, SubjectReq) and r.subject_type == "campaign" and r.text
+        ]  # fmt: skip
         self.nouns = asked.nouns  # listings of the targets the question names
         self.ranked: dict[str, str] = {}  # action id -> the measure a selection ranks it by
         self.vocabulary = fit.vocabulary
         self.roles = fit.roles
         self.narrowing = fit.narrowing
+        self.primary = fit.primary
         self.loaded = loaded
         self.case_fields = case_fields
         self.tools = {t for a in plan for t in _tools_of(a)}
@@ -268,8 +265,18 @@ class _PlanView:
             count += unasked and (action.id not in feeders or action.id in narrowed)
             count += NARROWED * bool(roles & self.narrowing - wanted)  # new launches only
             count += bool(roles & wanted) and _SERIES in roles - wanted  # a series, unasked
+            count += bool(roles & wanted) and self._for_other(action, roles & wanted)
             count += _pads(action, named)
         return count
+
+    def _for_other(self, action: ActionSpec, asked: set[str]) -> bool:
+        """A tool made for another aspect, used only for an asked aspect it also answers
+        (the buyers a product lost, for "its competitors"); a listing asked for is what
+        the tool is for."""
+        if any(r.startswith("list:") for r in asked):
+            return False
+        primary = self.primary.get(action.tool or "")
+        return primary is not None and primary != _SERIES and primary not in asked
 
     def _takes_subject(self, req: SubjectReq) -> bool:
         kind = req.subject_type
@@ -291,6 +298,9 @@ class _PlanView:
         return True  # a brand or a named subject: found in the data, not in arguments
 
     def _takes_period(self, req: PeriodReq) -> bool:
+        campaign = any(SUBJECT_KEYS["campaign"].search(k) for k in self.arg_names)
+        if campaign and any(c in req.text for c in self.campaigns):
+            return True  # "618 2025": the campaign's own month
         if req.start_month != req.end_month:
             return bool({"start_month", "end_month", "months"} & self.arg_names)
         return bool(MONTH_KEYS & self.arg_names) or not self.arg_names
@@ -315,7 +325,7 @@ class _PlanView:
             if not listing & set(_tools_of(action)):
                 continue
             other = self.ranked.get(action.id)  # ranked by another measure already: "the
-            if other is not None and req.measure and other and other != req.measure:
+            if other is not None and req.measure and other != req.measure:
                 continue  # biggest sub-category, then its fastest-growing leaves" needs two
             if action.subagent is not None:
                 return True  # a delegated sub-task ranks with its own arguments

@@ -1,11 +1,14 @@
-"""What the question names, for the case fit: its subjects' ids and the targets it names
-outside its subjects (both read once per question, not once per candidate case)."""
+"""What the question names, for the case fit: its subjects' ids, the targets it names
+outside its subjects (both read once per question, not once per candidate case), and the
+parameters as the planner binds a case to them."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from context_loader.requirements.selection_words import TARGETS
+from deepagent.core.schema import JSON
 from deepagent.requirements.model import Requirements, SubjectReq
 
 POINTED = re.compile(
@@ -25,6 +28,19 @@ def listed_nouns(question: str, requirements: Requirements) -> set[str]:
         if isinstance(req, SubjectReq) and req.text:
             question = question.replace(req.text, " ")
     return {f"list:{t}" for t, pattern in TARGETS if pattern.search(question)}
+
+
+def as_planned(params: Mapping[str, JSON], named: Mapping[str, set[int]]) -> Mapping[str, JSON]:
+    """The parameters as the planner binds a case: one category the question (or its page)
+    names is the plan's category, not the merchant's main one the templates fall back to."""
+    refs = named.get("category", set())
+    current = params.get("category")
+    if len(refs) != 1 or (isinstance(current, dict) and current.get("id") in refs):
+        return params
+    ref = next(iter(refs))
+    known = [params.get("page_category"), *(params.get("categories") or [])]
+    match = [c for c in known if isinstance(c, dict) and c.get("id") == ref]
+    return {**params, "category": match[0] if match else {"id": ref}}
 
 
 def named_subjects(requirements: Requirements) -> dict[str, set[int]]:

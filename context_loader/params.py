@@ -61,6 +61,7 @@ def derived_params(params: dict[str, JSON]) -> None:
 
 
 PRODUCT_FIELDS = ("title_zh", "title_en", "category_id", "price_band_id")
+OUTPUTS = ["question_product", "question_products"]
 
 
 async def question_product(
@@ -77,16 +78,18 @@ async def question_product(
         if isinstance(r, SubjectReq) and r.subject_type == "product" and isinstance(r.ref, int)
     ]
     if not refs:
-        return ParamStatus(provider="question_product", outputs=["question_product"],
+        return ParamStatus(provider="question_product", outputs=OUTPUTS,
                            status="empty", message="the question names no product id")  # fmt: skip
     result = await executor.call("get_product_profile", {"product_id": refs[0]})
     data = result.data if result.ok and isinstance(result.data, dict) else {}
     known = {k: data[k] for k in PRODUCT_FIELDS if k in data}
     params["question_product"] = {"id": refs[0], **known}
+    if len(set(refs)) > 1:  # "把我的1450和那款1431比比": every named product, in order
+        params["question_products"] = list(dict.fromkeys(refs))
     message = "" if result.ok else (result.error.message if result.error else result.plain_text)
     return ParamStatus(
         provider="question_product",
-        outputs=["question_product"],
+        outputs=OUTPUTS,
         status="ok" if result.ok else "failed",
         duration_ms=round((time.perf_counter() - t) * 1000, 2),
         message=message,

@@ -255,6 +255,7 @@ def demo_params(sample_db: Path) -> dict[str, JSON]:
             "total": len(rows),
             "truncated": True,
         },
+        "question_products": [rows[0]["id"], rows[1]["id"]],  # "compare 1450 with 1431"
     }
 
 

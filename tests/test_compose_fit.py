@@ -23,7 +23,7 @@ import pytest
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest, PageContext
 from deepagent.analysis import AnalysisInput, CollectedResult, offline_analysis
-from deepagent.core.schema import CallActions, CallHuman
+from deepagent.core.schema import CallActions, CallHuman, FinalAnalysis
 from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
 from deepagent.requirements.model import CoverageItem
@@ -79,7 +79,7 @@ async def test_a_product_named_by_id_fills_a_plan_written_for_the_newest_product
 async def test_this_category_on_its_page_is_looked_up_not_ranked(
     loader: ContextLoader, full_db: Path
 ) -> None:
-    """"这个类目" on a category page is the page's category, one subject: the plan looks
+    """ "这个类目" on a category page is the page's category, one subject: the plan looks
     it up (the ranking cases used to win: every plan was filled with the main category, so
     none bound the subject, and "类目" read as a listing asked for)."""
     with sqlite3.connect(full_db) as db:
@@ -310,3 +310,109 @@ async def test_every_leaf_lists_them_all(loader: ContextLoader) -> None:
     assert ranks and int(str(ranks[-1]["limit"])) > 10  # not the case's own first five
     top = await loader.load(ContextRequest(question="面部护理下面的叶子类目里差评最多的是哪个"))
     assert not any(r.every for r in top.requirements.items if r.kind == "aspect")
+
+
+@pytest.mark.parametrize(
+    ("question", "declined"),
+    [
+        ("拼多多上面霜上个月卖了多少", True),
+        ("Predict next month's sunscreen sales", True),
+        ("Sunscreen top products last month. Also give me Amazon's list.", False),
+        ("面霜上个月在京东卖了多少？跟我们平台比呢", False),
+        ("Forecast sunscreen GMV for the next quarter from its last six months", False),
+    ],
+)
+async def test_a_question_wholly_about_another_platform_or_a_forecast_is_declined(
+    loader: ContextLoader, question: str, declined: bool
+) -> None:
+    """Everything asked is tied to another platform or a forecast: this marketplace's
+    figures would answer another question (they were planned as if the platform word were
+    not there). A sentence about this marketplace, a contrast with it, or months to base
+    a forecast on are planned; the analysis states the part it cannot cover."""
+    planner = RunDeps.create(loader.settings, loader, use_redis=False).planner
+    case = PlanChoiceCase(id="t", question=question, language="en", structure="x",
+                          expect="decline")  # fmt: skip
+    decision, _ = await decide(loader, planner, case)
+    assert isinstance(decision.action, FinalAnalysis) == declined, decision.action
+
+
+def test_what_is_tied_to_another_platform_says_so() -> None:
+    """With nothing covered and another platform asked about, each other requirement says
+    it belongs to that part (not "it was not queried"), after the platform's own line."""
+    items = [
+        CoverageItem(requirement="s1", kind="subject", text="面霜", status="missing"),
+        CoverageItem(requirement="o1", kind="out_of_scope", text="拼多多", status="not_coverable",
+                     code="other_platform"),
+    ]  # fmt: skip
+    text = offline_analysis(AnalysisInput(question="拼多多上面霜卖了多少", question_type="lookup",
+                                          collected=[], coverage=items))  # fmt: skip
+    assert text.index("「拼多多」：数据只覆盖本平台") < text.index("「面霜」：它属于「拼多多」")
+    assert "无法给出数字" in text and "本次没有查询它" not in text
+
+
+def test_a_product_comparison_says_where_each_one_leads_with_both_figures() -> None:
+    """Two products side by side: the answer names which is cheaper, rated higher and
+    growing faster, with both figures, in the question's language (it used to give the
+    price range and "the top products' most common selling points" of two products)."""
+    rows = [
+        {"id": 1, "title_zh": "甲护手霜", "title_en": "A cream", "price": 45.9, "rating": 4.87,
+         "latest_gmv": 1000.0, "gmv_growth_3m": 0.4, "role": "ours"},
+        {"id": 2, "title_zh": "乙护手霜", "title_en": "B cream", "price": 56.9, "rating": 4.3,
+         "latest_gmv": 9000.0, "gmv_growth_3m": 0.77, "role": "competitor",
+         "advantages_vs_first": [{"zh": "美白提亮", "en": "Brightening"}],
+         "metric_advantages_vs_first": ["higher GMV (¥9,000.00 vs ¥1,000.00)"]},
+    ]  # fmt: skip
+    result = CollectedResult(action_id="compare", tool="compare_products", status="ok",
+                             item_index=0, data={"products": rows})  # fmt: skip
+    text = offline_analysis(AnalysisInput(question="把甲和乙放一起比比", question_type="analysis",
+                                          collected=[result]))  # fmt: skip
+    assert "乙护手霜对比甲护手霜：" in text
+    for part in ("价格更贵（¥56.90 对 ¥45.90）", "近3月增长更快（+77.0% 对 +40.0%）",
+                 "评分更低（4.3 对 4.87）", "多出的卖点：美白提亮"):  # fmt: skip
+        assert part in text, part
+    assert "higher GMV" not in text and "头部商品" not in text
+
+
+async def test_products_named_by_bare_ids_are_compared_side_by_side(loader: ContextLoader) -> None:
+    """ "我的1402" and "那款1431护手霜" name two products (the category after an id
+    describes it): the plan compares exactly those, in the question's order."""
+    loaded = await loader.load(ContextRequest(question="把我的1402和那款1431护手霜放一起比一比"))
+    subjects = [(r.subject_type, r.ref) for r in loaded.requirements.items if r.kind == "subject"]
+    assert subjects == [("product", 1402), ("product", 1431)]
+    plan = await _plan(loader, "把我的1402和那款1431护手霜放一起比一比")
+    assert ("compare_products", {"product_ids": [1402, 1431]}) in plan, plan
+
+
+async def test_a_products_competitors_are_listed_not_read_from_its_lost_buyers(
+    loader: ContextLoader,
+) -> None:
+    """The lost-buyer flow also names rivals, but it is made for "where did my buyers go":
+    a plan built on it answers another question than "who competes with it"."""
+    plan = await _plan(loader, "what products compete with item 1402?")
+    tools = [t for t, _ in plan]
+    assert "list_competitor_products" in tools and "get_flow_analysis" not in tools, plan
+
+
+async def test_a_comma_inside_a_category_name_does_not_end_the_ranking_clause(
+    loader: ContextLoader,
+) -> None:
+    question = "which leaf categories in Beauty, Body Care & Essential Oils had the highest GMV?"
+    loaded = await loader.load(ContextRequest(question=question))
+    ranked = [r for r in loaded.requirements.items if r.kind == "selection"]
+    assert [(r.rule, r.measure) for r in ranked] == [("top", "gmv")]  # type: ignore[union-attr]
+
+
+async def test_the_biggest_child_then_its_fastest_growing_leaves_ranks_twice(
+    loader: ContextLoader,
+) -> None:
+    """Two rankings by two measures ("卖得最多", then "环比增长最快"): one ranking action
+    cannot answer both (a plan ranking once by GMV used to count for both)."""
+    plan = await _plan(loader, "家居日用哪个二级类目卖得最多？再看看它下面哪些细分环比增长最快")
+    metrics = [a.get("metric") for t, a in plan if t == "rank_categories"]
+    assert "gmv" in metrics and "gmv_growth_mom" in metrics, plan
+
+
+async def test_which_items_sell_well_lists_products(loader: ContextLoader) -> None:
+    """ "哪些品" names products (品 after 些/个/的), so the plan lists the band's products."""
+    plan = await _plan(loader, "面霜主力价格带里卖得好的都是哪些品")
+    assert "get_top_products" in [t for t, _ in plan], plan

@@ -65,16 +65,31 @@ async def test_a_second_month_is_queried_as_asked(
 
 
 async def test_out_of_scope_references_are_stated_not_answered(loader: ContextLoader) -> None:
+    """Everything asked is tied to another platform: nothing of this marketplace is passed
+    off as the answer; each requirement says why it is open, the platform first."""
     record, _ = await run(agent(loader), "京东上2026年3月连衣裙的销量怎么样？")
     open_items = {c.text: (c.status, c.code) for c in record.coverage if c.status != "covered"}
     assert open_items == {
         "京东": ("not_coverable", "other_platform"),
         "2026年3月": ("not_coverable", "outside_data"),
+        "连衣裙": ("missing", "not_queried"),
+        "销量": ("missing", "not_queried"),
     }
     assert record.status == "completed" and record.coverage_complete is False
-    head = record.analysis.split("## 结论")[0]
-    assert head.startswith("## 未能覆盖的部分")
-    assert "「京东」" in head and "「2026年3月」" in head and "2024-01..2025-12" in head
+    assert not record.rounds[0].actions  # declined: nothing looked up
+    assert record.analysis.startswith("## 未能覆盖的部分\n\n- 问题中的「京东」")
+    assert "「2026年3月」" in record.analysis and "2024-01..2025-12" in record.analysis
+    assert "「连衣裙」：它属于「京东」这部分问题" in record.analysis
+
+
+async def test_a_platform_beside_this_marketplace_is_stated_and_the_rest_answered(
+    loader: ContextLoader,
+) -> None:
+    record, _ = await run(agent(loader), "连衣裙上个月在京东卖了多少？我们平台呢？")
+    open_items = {c.text: c.code for c in record.coverage if c.status != "covered"}
+    assert open_items == {"京东": "other_platform"}
+    assert record.analysis.startswith("## 未能覆盖的部分\n\n- 问题中的「京东」")
+    assert record.rounds[0].actions and "连衣裙（2025-12）的GMV为 ¥" in record.analysis
 
 
 async def test_an_english_answer_states_in_english(loader: ContextLoader) -> None:

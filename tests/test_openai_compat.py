@@ -343,7 +343,7 @@ async def test_the_reply_says_which_parts_of_the_question_it_covers(
 ) -> None:
     """The calling product learns from the ``deepagent`` extension (and the record) that the
     answer misses part of the question, streamed or not."""
-    question = "京东上连衣裙上个月的销售额是多少？"
+    question = "连衣裙上个月在京东和我们平台的销售额各是多少？"
     client = api.client()
     plain = await client.chat.completions.create(model="deepagent", messages=ask(question))
     stream = await client.chat.completions.create(

@@ -309,7 +309,8 @@ TARGETS: list[tuple[str, re.Pattern[str]]] = [
     ("keyword", re.compile(
         r"关键词|搜索词|热搜词|热词|(?<=[个的])词|\bkeywords?\b|\bsearch terms?\b|\bqueries\b", I)),
     ("product", re.compile(
-        r"商品|产品|单品|爆款|爆品|宝贝|竞品|款|\bproducts?\b|\bitems?\b|\bskus?\b"
+        r"商品|产品|单品|爆款|爆品|宝贝|竞品|款|(?<=[些个的])品(?![类牌质])"
+        r"|\bproducts?\b|\bitems?\b|\bskus?\b"
         r"|\b(?:best|top)[- ]?sellers?\b|\blistings?\b", I)),
     ("category", re.compile(
         r"类目|品类|小类|细分|分类|\bcategor(?:y|ies)\b|\bleaf\b|\bleaves\b|\bniches?\b"

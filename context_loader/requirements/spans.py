@@ -32,9 +32,12 @@ class Spans:
         return None
 
     def clause_of(self, pos: int) -> tuple[int, int]:
-        """The clause around ``pos``: between clause breaks."""
+        """The clause around ``pos``: between clause breaks (not those inside a claimed
+        name: "Beauty, Body Care & Essential Oils" is one subject, not two clauses)."""
         start, end = 0, len(self.text)
         for m in CLAUSE.finditer(self.text):
+            if not self.free(m.start(), m.end()):
+                continue
             if m.end() <= pos:
                 start = m.end()
             elif m.start() >= pos:

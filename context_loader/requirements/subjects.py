@@ -15,7 +15,9 @@ from deepagent.requirements.model import SubjectReq
 _PRODUCT_ID = re.compile(
     r"(?:商品|产品|单品|宝贝)\s*(?:id|ID|编号)?\s*[:：#]?\s*(\d{2,6})(?![\d个款件名强])"
     r"|\b(?:product|item|sku)\s*(?:id|no\.?|number|#)?\s*[:#]?\s*(\d{2,6})\b"
-    r"|#\s*(\d{2,6})\b|\bid\s*[:：]?\s*(\d{2,6})\b",
+    r"|#\s*(\d{2,6})\b|\bid\s*[:：]?\s*(\d{2,6})\b"
+    # a bare id after a pointer at one product: "我的1450", "那款1431护手霜"
+    r"|(?:我的|我们的|我家的?|我(?:那|这)款|那款|这款)\s*(\d{3,6})(?![\d.个款件名强年月日号元块%])",
     re.I | re.A,
 )
 _OWN_SHOP = re.compile(
@@ -62,7 +64,21 @@ class SubjectFinder:
         self._own()
         if not self.items:
             self._page()
+        self._described()
         return self.items
+
+    def _described(self) -> None:
+        """A category right after a product id describes that product ("那款1431护手霜"):
+        the product is the subject, not every 护手霜."""
+        text = self.spans.text
+        ends = [text.find(s.text) + len(s.text) for s in self.items if s.subject_type == "product"]
+
+        def describes(item: SubjectReq) -> bool:
+            return item.subject_type == "category" and any(
+                text[e:].lstrip().startswith(item.text) for e in ends
+            )
+
+        self.items = [s for s in self.items if not describes(s)]
 
     def _add(self, subject_type: str, ref: int | str | None, name: str, text: str) -> None:
         if any(s.subject_type == subject_type and s.ref == ref for s in self.items):

@@ -22,6 +22,7 @@ from deepagent.analysis.inputs import (
 from deepagent.analysis.phrases import in_language, month_name, say
 from deepagent.analysis.shapes import monthly
 from deepagent.analysis.tables import TEXT_COLS, benefit_counts, columns, subject
+from deepagent.analysis.versus import versus_lines
 from deepagent.core.question import Language
 
 
@@ -259,6 +260,9 @@ def product_insight(sec: Section) -> Insight:
     what = say(lang, "compared" if compared else "top_products")
     text = say(lang, "products", what=what, n=len(rows), span=span, avg=avg)
     ins = Insight(say(lang, "t_compare" if compared else "t_products"), text, [text])
+    if compared:  # each other product against ours: where it leads and trails
+        lines, recs = versus_lines(rows, lang)
+        return Insight(ins.title, text, [text, *lines], recs)
     if common := benefit_counts(sec).most_common(3):
         pts = label("@sep", lang).join(say(lang, "count", p=p, c=c, n=len(rows)) for p, c in common)
         ins.conclusions.append(say(lang, "points_c", pts=pts))

@@ -28,7 +28,7 @@ from deepagent.analysis.tables import (
     subject,
 )
 from deepagent.core.question import about_itself
-from deepagent.requirements.statement import statement_lines
+from deepagent.requirements.statement import OUTSIDE, statement_lines
 
 
 def data_notes(inp: AnalysisInput) -> list[str]:
@@ -40,6 +40,14 @@ def data_notes(inp: AnalysisInput) -> list[str]:
         lines.append(say(lang, "no_data", tool=res.tool, args=args, why=why))
     bad = sum(r.status in ("failed", "skipped") for r in inp.collected)
     return lines + ([say(lang, "failed", n=bad)] if bad else [])
+
+
+def _span(inp: AnalysisInput) -> str:
+    """The months the data covers ("：2024-01..2025-12"), or nothing when unknown."""
+    cover = inp.params.get("data_coverage")
+    if isinstance(cover, dict) and cover.get("first") and cover.get("last"):
+        return f"{'：' if inp.language == 'zh' else ' '}{cover['first']}..{cover['last']}"
+    return ""
 
 
 def process_lines(sec: Section, ins: Insight, n: int) -> list[str]:
@@ -65,6 +73,8 @@ def report_lines(inp: AnalysisInput) -> list[str]:
     lines += statement_lines(inp.coverage, lang)
     if not sections:
         nothing = "declined" if about_itself(inp.question) else "nothing"
+        if nothing == "nothing" and any(c.code in OUTSIDE for c in inp.coverage):
+            return [*lines, say(lang, "outside", span=_span(inp)), "", *notes]
         return [*lines, say(lang, nothing), "", *notes]
     if inp.kind == "lookup" and not inp.subagent and (answer := lookup_answer(inp, sections)):
         return lines + answer + notes

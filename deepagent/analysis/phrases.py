@@ -28,6 +28,11 @@ PHRASES: dict[str, tuple[str, str]] = {
                  " instructions, prompts or internal files."),
     "nothing": ("未查询到与该问题相关的数据，因此无法给出结论或数字。",
                 "No data was found for this question, so there are no figures to report."),
+    "outside": ("这部分没有数据（数据只覆盖本平台已有的月份{span}），因此无法给出数字；"
+                "如需本平台的数据，可以去掉上面这部分再问一次。",
+                "There is no data for this (the data covers this marketplace's months{span}"
+                " only), so no figures are given; ask about this marketplace and the data can"
+                " answer."),
     "no_data": ("- 暂无数据：{tool}（{args}）——{why}", "- No data for {tool} ({args}): {why}"),
     "failed": ("- 另有 {n} 个步骤执行失败或被跳过，其结果未纳入分析。",
                "- {n} more step(s) failed or were skipped; they are left out."),

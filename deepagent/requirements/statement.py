@@ -57,8 +57,19 @@ _BY_CODE = {
 }
 
 
-def sentence(item: CoverageItem, language: Language) -> str:
-    if item.code in ("", "not_queried"):
+_TIED = {
+    "zh": "它属于「{word}」这部分问题，数据无法回答，本次也没有用其他数据代替",
+    "en": 'it is part of the "{word}" ask, which the data cannot answer; no other data '
+    "stands in for it",
+}
+OUTSIDE = ("other_platform", "forecast")
+"""Codes of a requirement no data can answer that the rest of the question is tied to."""
+
+
+def sentence(item: CoverageItem, language: Language, tied_to: str = "") -> str:
+    if item.code in ("", "not_queried") and tied_to:
+        template = _TIED[language].replace("{word}", tied_to)
+    elif item.code in ("", "not_queried"):
         template = _NOT_QUERIED[language][item.kind if item.kind != "out_of_scope" else "aspect"]
     else:
         template = _BY_CODE[language][item.code]
@@ -73,6 +84,10 @@ def statement_lines(items: Sequence[CoverageItem], language: Language) -> list[s
     open_items = [i for i in items if i.status != "covered"]
     if not open_items:
         return []
-    # a name the data does not hold first: the other items follow from it
-    open_items.sort(key=lambda i: i.code != "unknown_name")
-    return [HEADING[language], "", *(sentence(i, language) for i in open_items), ""]
+    # a name the data does not hold first, then another platform or a forecast: the
+    # other items follow from it
+    open_items.sort(key=lambda i: (i.code != "unknown_name", i.code not in OUTSIDE))
+    tied = ""  # nothing covered and something outside the data: the rest was asked of it
+    if len(open_items) == len(items) and open_items[0].code in OUTSIDE:
+        tied = open_items[0].text
+    return [HEADING[language], "", *(sentence(i, language, tied) for i in open_items), ""]

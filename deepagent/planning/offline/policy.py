@@ -28,6 +28,7 @@ from deepagent.core.schema import (
 )
 from deepagent.planning.offline.clarity import Unclear, mashed, unclear
 from deepagent.planning.offline.coverage import coverage_actions, coverage_done, planned
+from deepagent.planning.offline.scope import outside_only
 from deepagent.planning.offline.situation import (
     Situation,
     case_tag,
@@ -97,6 +98,8 @@ def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
         return _decline()
     if not done and (unknown := _only_unknown_names(sit.requirements)):
         return _nothing_known(unknown)
+    if not done and not sit.lite and (outside := outside_only(sit.question, sit.requirements)):
+        return _outside(outside)
     if not done and not sit.lite and (why := unclear(sit.question, sit.params, sit.conversation)):
         return _ask(sit, why)
     if not done and not sit.lite and _nothing_asked(sit):
@@ -260,6 +263,15 @@ def _nothing_known(names: list[str]) -> PlannerDecision:
     return PlannerDecision(
         thought=f"The data holds no {', '.join(map(repr, names))} and the question names no"
         " other subject: nothing to look up; the analysis says so.",
+        todo_list=[],
+        action=FinalAnalysis(),
+    )
+
+
+def _outside(words: list[str]) -> PlannerDecision:
+    return PlannerDecision(
+        thought=f"Everything asked is tied to {', '.join(map(repr, words))}, which the data"
+        " does not hold: nothing to look up; the analysis says what is not covered.",
         todo_list=[],
         action=FinalAnalysis(),
     )
