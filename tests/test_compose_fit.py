@@ -399,7 +399,7 @@ async def test_a_comma_inside_a_category_name_does_not_end_the_ranking_clause(
     question = "which leaf categories in Beauty, Body Care & Essential Oils had the highest GMV?"
     loaded = await loader.load(ContextRequest(question=question))
     ranked = [r for r in loaded.requirements.items if r.kind == "selection"]
-    assert [(r.rule, r.measure) for r in ranked] == [("top", "gmv")]  # type: ignore[union-attr]
+    assert [(r.rule, r.measure) for r in ranked] == [("top", "gmv")]
 
 
 async def test_the_biggest_child_then_its_fastest_growing_leaves_ranks_twice(
