@@ -19,8 +19,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from context_loader.fit_subjects import as_planned, listed_nouns, named_subjects
+from context_loader.plan_shape import (
+    filled,
+    flipped,
+    inputs,
+    levels,
+    pads,
+    per_item_asks,
+    tools_of,
+)
 from deepagent.core.schema import JSON, ActionSpec, value_refs
-from deepagent.core.templates import BindingError, fill_template
 from deepagent.requirements.bindings import (
     LIST_ARG,
     bind_selections,
@@ -142,44 +150,21 @@ class CaseFit:
         loaded: set[str],
     ) -> Fit:
         requirements, rows = asked.requirements, asked.rows
-        plan = _filled(hit.case.plan, params, question)
+        plan = filled(hit.case.plan, params, question)
         if plan is None:
             return Fit(hit, rank, UNFILLABLE, ())
         bound = bind_subjects(bind_selections(plan, rows), rows, self.takes)
         view = _PlanView(bound, self, set(hit.case.fields), loaded, asked)
-        cost, uncovered = REBOUND * _flipped(plan, bound), []
+        cost, uncovered = REBOUND * flipped(plan, bound), []
         for req in requirements.items:
             share = view.uncovered_share(req)
             if share:
                 cost += share * WEIGHTS.get(req.kind, 0.0)
                 uncovered.append(req.id)
         cost += IDLE * view.idle(requirements)
-        if _per_item_asks(requirements) < 2:  # one call per item needs no sub-task
+        if per_item_asks(requirements) < 2:  # one call per item needs no sub-task
             cost += IDLE * sum(a.subagent is not None for a in bound)
         return Fit(hit, rank, round(cost, 3), tuple(uncovered))
-
-
-def _flipped(plan: list[ActionSpec], bound: list[ActionSpec]) -> int:
-    """Switches of the case's own the question turns around (its leaves-only ranking for
-    a question about direct sub-categories): a plan made for another shape."""
-    return sum(
-        isinstance(v, bool) and b.args.get(k) != v
-        for a, b in zip(plan, bound, strict=True)
-        for k, v in a.args.items()
-    )
-
-
-def _filled(
-    plan: Sequence[ActionSpec], params: Mapping[str, JSON], question: str
-) -> list[ActionSpec] | None:
-    out = []
-    for action in plan:
-        raw = action.model_dump(mode="json", by_alias=True, exclude_none=True)
-        try:
-            out.append(ActionSpec.model_validate(fill_template(raw, params, question)))
-        except (BindingError, ValueError):
-            return None
-    return out
 
 
 def _facts(description: str, props: Mapping[str, Any], vocabulary: Vocabulary) -> ToolFacts:
@@ -218,7 +203,7 @@ class _PlanView:
         self.primary = fit.primary
         self.loaded = loaded
         self.case_fields = case_fields
-        self.tools = {t for a in plan for t in _tools_of(a)}
+        self.tools = {t for a in plan for t in tools_of(a)}
         self.facts = [fit.facts[t] for t in self.tools if t in fit.facts]
         self.arg_names = {k for a in plan for k in a.args} | {k for f in self.facts for k in f.args}
 
@@ -251,7 +236,7 @@ class _PlanView:
             wanted |= self.nouns  # ("哪些商品卖得好" lists products, not the shop's categories)
         if any(isinstance(r, PeriodReq) and r.start_month != r.end_month for r in items):
             wanted.add("aspect:trend")
-        feeders = {d for a in self.plan for d in _inputs(a)}  # a means to another action
+        feeders = {d for a in self.plan for d in inputs(a)}  # a means to another action
         named = sum(isinstance(r, SubjectReq) for r in items)
         # a feeder nobody asked for whose one value an argument reads narrows a ranking
         # ("the top 10" read in the main price band only); one a fan-out iterates, or any
@@ -260,14 +245,24 @@ class _PlanView:
         narrowed = {d for a in self.plan for d in value_refs(a.args)} if ranks else set()
         count = 0
         for action in self.plan:
-            roles = set().union(*(self.roles.get(t, set()) for t in _tools_of(action)))
+            roles = set().union(*(self.roles.get(t, set()) for t in tools_of(action)))
             unasked = bool(roles) and not roles & wanted
             count += unasked and (action.id not in feeders or action.id in narrowed)
             count += NARROWED * bool(roles & self.narrowing - wanted)  # new launches only
             count += bool(roles & wanted) and _SERIES in roles - wanted  # a series, unasked
             count += bool(roles & wanted) and self._for_other(action, roles & wanted)
-            count += _pads(action, named)
-        return count
+            count += pads(action, named)
+        return count + (levels(items) < 2 and self._drills())
+
+    def _drills(self) -> bool:
+        """A ranking read from another ranking's first row ("the biggest one's leaves"):
+        a second level of selection, which a question asking one ranking does not ask."""
+        listing = set().union(*(set(t) for t in self.vocabulary.listings.values()))
+        ranked = {a.id for a in self.plan if a.tool in listing and a.for_each is None}
+        return any(
+            a.tool in listing and a.for_each is None and set(value_refs(a.args)) & ranked
+            for a in self.plan
+        )
 
     def _for_other(self, action: ActionSpec, asked: set[str]) -> bool:
         """A tool made for another aspect, used only for an asked aspect it also answers
@@ -322,7 +317,7 @@ class _PlanView:
             return req.measure is None or self._carries(req.measure)
         listing = set(listing_tools(req.target, self.vocabulary))
         for action in self.plan:
-            if not listing & set(_tools_of(action)):
+            if not listing & set(tools_of(action)):
                 continue
             other = self.ranked.get(action.id)  # ranked by another measure already: "the
             if other is not None and req.measure and other != req.measure:
@@ -356,43 +351,3 @@ def _roles(vocabulary: Vocabulary) -> dict[str, set[str]]:
         for tool in tools:
             roles.setdefault(tool, set()).add(f"list:{target}")
     return roles
-
-
-def _per_item_asks(requirements: Requirements) -> int:
-    """What the question asks of each fanned-out item: aspects (beyond listing the
-    sub-categories) and rankings of products. Two or more make a delegated sub-task per
-    item the natural plan ("dig into each one's price bands and best sellers")."""
-    return sum(
-        (isinstance(r, AspectReq) and r.aspect != "subcategories")
-        or (isinstance(r, SelectionReq) and r.target == "product")
-        for r in requirements.items
-    )
-
-
-def _pads(action: ActionSpec, named: int) -> bool:
-    """A side-by-side call whose list holds more subjects than the question names: the
-    case compared its own pair (the main category beside the one asked about)."""
-    lists = [v for k, v in action.args.items() if LIST_ARG.search(k) and isinstance(v, list)]
-    return any(len(v) > max(named, 1) for v in lists)
-
-
-def _inputs(action: ActionSpec) -> set[str]:
-    """The actions whose output this one reads (``depends_on``, ``$ref`` anywhere)."""
-    refs = set(action.depends_on)
-    raw = action.model_dump(mode="json", by_alias=True, exclude_none=True)
-    stack: list[Any] = [raw]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if isinstance(node.get("$ref"), str):
-                refs.add(node["$ref"])
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return refs
-
-
-def _tools_of(action: ActionSpec) -> list[str]:
-    if action.tool:
-        return [action.tool]
-    return list(action.subagent.tools) if action.subagent is not None else []

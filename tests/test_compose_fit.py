@@ -416,3 +416,12 @@ async def test_which_items_sell_well_lists_products(loader: ContextLoader) -> No
     """ "哪些品" names products (品 after 些/个/的), so the plan lists the band's products."""
     plan = await _plan(loader, "面霜主力价格带里卖得好的都是哪些品")
     assert "get_top_products" in [t for t, _ in plan], plan
+
+
+async def test_one_ranking_of_leaves_is_not_a_drill_down(loader: ContextLoader) -> None:
+    """ "The top 3 leaves of X by GMV" ranks X's leaves once; a drill-down plan (rank the
+    children, then the leaves of the biggest one) answers about one child only."""
+    plan = await _plan(loader, "Top 3 leaf categories in Pet supplies by GMV please")
+    ranks = [a for t, a in plan if t == "rank_categories"]
+    assert len(ranks) == 1 and ranks[0].get("leaf_only") is True, plan
+    assert ranks[0].get("limit") == 3, plan

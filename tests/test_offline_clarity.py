@@ -26,6 +26,9 @@ from deepagent.record import RunRecord
         ("Compare them for me", "them"),
         ("它的价格带呢？", "它"),
         ("那两个哪个好一点？", "那两个"),  # no noun after the count: still a reference
+        ("那俩哪个评分高？", "那俩"),
+        ("和之前那个比怎么样", "之前那个"),  # an earlier turn, and there is none
+        ("how does it compare with the previous one?", "the previous one"),
     ],
 )
 def test_a_dangling_reference_is_named(question: str, reference: str) -> None:
@@ -38,7 +41,11 @@ def test_a_year_is_not_a_product_id() -> None:
     assert unclear("2025年这个品类卖得怎么样", {}, has_conversation=False) is not None
 
 
-@pytest.mark.parametrize("question", ["帮我分析一下", "给我出个报告", "Analyze it for me."])
+@pytest.mark.parametrize(
+    "question",
+    ["帮我分析一下", "给我出个报告", "Analyze it for me.", "帮我看看数据吧",
+     "could you check the stats for me?"],
+)  # fmt: skip
 def test_a_question_that_asks_for_nothing(question: str) -> None:
     why = unclear(question, {}, has_conversation=False)
     assert why is not None and "does not say what" in why.reason_en

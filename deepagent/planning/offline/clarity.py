@@ -19,13 +19,18 @@ from deepagent.core.schema import JSON
 
 _NOUNS_ZH = "商品|产品|单品|品|宝贝|类目|品类|竞品|对手|活动|店铺|店|品牌|牌子|款"
 _DANGLING_ZH = re.compile(
-    rf"(?:这|那|该)(?:个|款|件|两个|几个|些|两款|几款)?(?:{_NOUNS_ZH})|(?:这|那)(?:两|几)个"
+    rf"(?:这|那|该)(?:个|款|件|两个|几个|些|两款|几款)?(?:{_NOUNS_ZH})|(?:这|那)(?:两|几)个|(?:这|那)俩"
+    r"|(?:刚才|刚刚|之前|上面|前面)(?:的|说的|那|这)?(?:个|款|家|一个)"
 )
 _NOUNS_EN = (
     r"products?|items?|categor(?:y|ies)|campaigns?|rivals?|competitors?|brands?|shops?"
     r"|skus?|ones?"
 )
-_DANGLING_EN = re.compile(rf"\b(?:this|that|these|those|the other)\s+(?:{_NOUNS_EN})\b", re.I)
+_DANGLING_EN = re.compile(
+    rf"\b(?:this|that|these|those|the other)\s+(?:{_NOUNS_EN})\b"
+    r"|\bthe (?:previous|last|earlier) one\b|\bthe one (?:before|from before)\b",
+    re.I,
+)
 # A bare pronoun only dangles in a short question; a longer one names its own antecedent
 # ("which leaves compete least, and what do they have in common?").
 _PRONOUN = re.compile(r"(?<!其)它们?|\b(?:it|them|they)\b", re.I)
@@ -39,13 +44,14 @@ _OWN = re.compile(
 _PRODUCT_ID = re.compile(r"(?:product|item|sku|id|#|商品|产品|单品)\s*#?\s*\d{3,}", re.I)
 # Words that ask for something without saying what: requests, politeness, filler.
 _FILLER_ZH = re.compile(
-    r"帮我|给我|麻烦|请|想|了解|分析|看看|看一下|瞧瞧|一下|出个|做个|报告|总结|情况|"
+    r"帮我|给我|麻烦|请|想|了解|分析|看看|看一下|瞧瞧|一下|出个|做个|报告|总结|情况|数据|"
     r"我|你|吧|呢|吗|啊|呀|的|个|：|:|，|,|。|？|\?|！|!|\s"
 )
 _FILLER_EN = re.compile(
     r"\b(?:please|help|me|us|analy[sz]e|analysis|look|at|give|show|tell|make|a|an|the|"
     r"report|summary|for|quick|question|hi|hello|can|could|you|i|want|to|know|about|"
-    r"something|it|them)\b|[\s.,:;!?]",
+    r"something|it|them|check|numbers?|figures?|data|stats|statistics|metrics)\b"
+    r"|[\s.,:;!?]",
     re.I,
 )
 

@@ -1,0 +1,84 @@
+"""The shape of a case plan as the case fit reads it: the plan filled from the context,
+the switches the question turns around, the tools and inputs of each action, the lists
+padded with subjects nobody asked about, and the levels of selection a question asks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from deepagent.core.schema import JSON, ActionSpec
+from deepagent.core.templates import BindingError, fill_template
+from deepagent.requirements.bindings import LIST_ARG
+from deepagent.requirements.model import AspectReq, Requirement, Requirements, SelectionReq
+
+
+def flipped(plan: list[ActionSpec], bound: list[ActionSpec]) -> int:
+    """Switches of the case's own the question turns around (its leaves-only ranking for
+    a question about direct sub-categories): a plan made for another shape."""
+    return sum(
+        isinstance(v, bool) and b.args.get(k) != v
+        for a, b in zip(plan, bound, strict=True)
+        for k, v in a.args.items()
+    )
+
+
+def filled(
+    plan: Sequence[ActionSpec], params: Mapping[str, JSON], question: str
+) -> list[ActionSpec] | None:
+    out = []
+    for action in plan:
+        raw = action.model_dump(mode="json", by_alias=True, exclude_none=True)
+        try:
+            out.append(ActionSpec.model_validate(fill_template(raw, params, question)))
+        except (BindingError, ValueError):
+            return None
+    return out
+
+
+def per_item_asks(requirements: Requirements) -> int:
+    """What the question asks of each fanned-out item: aspects (beyond listing the
+    sub-categories) and rankings of products. Two or more make a delegated sub-task per
+    item the natural plan ("dig into each one's price bands and best sellers")."""
+    return sum(
+        (isinstance(r, AspectReq) and r.aspect != "subcategories")
+        or (isinstance(r, SelectionReq) and r.target == "product")
+        for r in requirements.items
+    )
+
+
+def levels(items: Sequence[Requirement]) -> int:
+    """How many levels of selection the question asks: its rankings, or a single one ("the
+    biggest one") with something asked inside it (its leaves)."""
+    picks = [r for r in items if isinstance(r, SelectionReq)]
+    inside = any(r.k == 1 for r in picks) and any(isinstance(r, AspectReq) for r in items)
+    return max(len(picks), 2 if inside else 0)
+
+
+def pads(action: ActionSpec, named: int) -> bool:
+    """A side-by-side call whose list holds more subjects than the question names: the
+    case compared its own pair (the main category beside the one asked about)."""
+    lists = [v for k, v in action.args.items() if LIST_ARG.search(k) and isinstance(v, list)]
+    return any(len(v) > max(named, 1) for v in lists)
+
+
+def inputs(action: ActionSpec) -> set[str]:
+    """The actions whose output this one reads (``depends_on``, ``$ref`` anywhere)."""
+    refs = set(action.depends_on)
+    raw = action.model_dump(mode="json", by_alias=True, exclude_none=True)
+    stack: list[Any] = [raw]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                refs.add(node["$ref"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return refs
+
+
+def tools_of(action: ActionSpec) -> list[str]:
+    if action.tool:
+        return [action.tool]
+    return list(action.subagent.tools) if action.subagent is not None else []
