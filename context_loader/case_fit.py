@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from context_loader.fit_subjects import as_planned, listed_nouns, named_subjects
+from context_loader.fit_subjects import as_planned, listed_nouns, many_new, named_subjects
 from context_loader.plan_shape import (
     filled,
     flipped,
@@ -90,6 +90,7 @@ class _Asked:
     rows: list[dict[str, Any]]  # the requirement rows with their tool arguments
     named: dict[str, set[int]]  # subject kind -> the ids the question names
     nouns: set[str]  # listings of the targets it names outside its subjects
+    many_new: bool  # the merchant's new products asked about as a set
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,8 @@ class CaseFit:
             requirements, requirement_args(requirements, self.vocabulary, loaded)
         )
         asked = _Asked(requirements, rows, named_subjects(requirements),
-                       listed_nouns(question, requirements))  # fmt: skip
+                       listed_nouns(question, requirements),
+                       many_new(question, requirements))  # fmt: skip
         usable = set(tools)
         params = as_planned(params, asked.named)
         fits = [
@@ -196,6 +198,7 @@ class _PlanView:
             if isinstance(r, SubjectReq) and r.subject_type == "campaign" and r.text
         ]  # fmt: skip
         self.nouns = asked.nouns  # listings of the targets the question names
+        self.many_new = asked.many_new
         self.ranked: dict[str, str] = {}  # action id -> the measure a selection ranks it by
         self.vocabulary = fit.vocabulary
         self.roles = fit.roles
@@ -220,8 +223,18 @@ class _PlanView:
         if isinstance(req, AspectReq):
             return self._aspect(req)
         if isinstance(req, ComparisonReq):
-            return 0.0 if any(LIST_ARG.search(k) for k in self.arg_names) else REBOUND
+            return 0.0 if self._side_by_side() else REBOUND
         return 0.0
+
+    def _side_by_side(self) -> bool:
+        """A list argument holding the subjects the question names (a list read from
+        another action's data compares other things: the rivals a flow found)."""
+        named = set().union(*self.named.values()) if self.named else set()
+        if not named:
+            return any(LIST_ARG.search(k) for k in self.arg_names)
+        lists = [v for a in self.plan for k, v in a.args.items() if LIST_ARG.search(k)]
+        return any(isinstance(v, list) and named & {x for x in v if isinstance(x, int)}
+                   for v in lists)  # fmt: skip
 
     def idle(self, requirements: Requirements) -> int:
         """Actions whose tool answers only aspects and listings the question does not ask
@@ -285,6 +298,8 @@ class _PlanView:
             bound = set().union(*(ids_under(a.args, pattern) for a in self.plan))
             return not named or bool(named & bound)  # a plan about others answers another ask
         if kind == "own_shop":
+            return "merchant_id" in self.arg_names
+        if kind == "new_product" and self.many_new:  # a set: a listing of them, not one
             return "merchant_id" in self.arg_names
         if kind == "new_product":
             return "merchant_id" in self.arg_names or any(

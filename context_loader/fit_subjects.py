@@ -43,6 +43,28 @@ def as_planned(params: Mapping[str, JSON], named: Mapping[str, set[int]]) -> Map
     return {**params, "category": match[0] if match else {"id": ref}}
 
 
+_MANY_IN = re.compile(
+    r"哪些|哪几|几个|几款|那些|这些|\b(?:launches|products|items|releases)\b", re.I
+)
+_MANY_AFTER = re.compile(
+    r"\s*(?:都|一共|总共)?(?:有|是)?(?:哪些|哪几|几个|几款|多少个)|\s*(?:，|,)?\s*列"
+)
+
+
+def many_new(question: str, requirements: Requirements) -> bool:
+    """The merchant's new products asked about as a set ("我家去年上的新品有哪些", "我最近
+    上的那几个新品", "my new launches"), not the one the skill rule picks when none is
+    named: the plural is in the subject's words or right after them."""
+    for r in requirements.items:
+        if not (isinstance(r, SubjectReq) and r.subject_type == "new_product" and r.text):
+            continue
+        at = question.find(r.text)
+        after = question[at + len(r.text) :] if at >= 0 else ""
+        if _MANY_IN.search(r.text) or _MANY_AFTER.match(after):
+            return True
+    return False
+
+
 def named_subjects(requirements: Requirements) -> dict[str, set[int]]:
     """subject kind -> the ids the question names of it."""
     out: dict[str, set[int]] = {}

@@ -425,3 +425,16 @@ async def test_one_ranking_of_leaves_is_not_a_drill_down(loader: ContextLoader) 
     ranks = [a for t, a in plan if t == "rank_categories"]
     assert len(ranks) == 1 and ranks[0].get("leaf_only") is True, plan
     assert ranks[0].get("limit") == 3, plan
+
+
+async def test_a_list_of_product_ids_is_compared_as_named(loader: ContextLoader) -> None:
+    """ "products 1402, 1431 and 1450": three products, compared side by side (not the
+    first one's lost-buyer rivals, whose list is read from the data)."""
+    plan = await _plan(loader, "put items 1402, 1431 and 1450 next to each other")
+    assert ("compare_products", {"product_ids": [1402, 1431, 1450]}) in plan, plan
+
+
+async def test_the_merchants_new_products_as_a_set_are_listed(loader: ContextLoader) -> None:
+    """ "有哪些" right after "我去年上的新品" asks for the set, not the newest one's trend."""
+    plan = await _plan(loader, "我去年上的新品有哪些")
+    assert "list_my_new_products" in [t for t, _ in plan], plan

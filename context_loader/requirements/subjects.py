@@ -20,6 +20,11 @@ _PRODUCT_ID = re.compile(
     r"|(?:我的|我们的|我家的?|我(?:那|这)款|那款|这款)\s*(\d{3,6})(?![\d.个款件名强年月日号元块%])",
     re.I | re.A,
 )
+_ID_LIST = re.compile(  # "products 30290, 30260 and 30287", "商品1450、1431和1402"
+    r"(?:products?|items?|skus?|商品|产品|单品)\s*(?:ids?)?\s*[:：#]?\s*"
+    r"(\d{3,6}(?:\s*(?:,|，|、|\band\b|\bor\b|\bvs\.?|和|与|跟|及|或)\s*#?\d{3,6})+)(?![\d.])",
+    re.I | re.A,
+)
 _OWN_SHOP = re.compile(
     r"我的店铺?|我家店铺?|我家(?:的)?(?!新)|我们的?店铺?|本店|我店|店铺整体|\b(?:my|our)\s+(?:own\s+)?(?:shop|store)\b",
     re.I | re.A,
@@ -111,6 +116,11 @@ class SubjectFinder:
             self._add("category", main["id"], str(main.get("name_zh", "")), found.group(0))
 
     def _products(self) -> None:
+        for m in _ID_LIST.finditer(self.spans.text):
+            if self.spans.free(m.start(), m.end()):
+                self.spans.take(m.start(), m.end())
+                for pid in re.findall(r"\d{3,6}", m.group(1)):
+                    self._add("product", int(pid), "", pid)
         for m in _PRODUCT_ID.finditer(self.spans.text):
             if self.spans.free(m.start(), m.end()):
                 self.spans.take(m.start(), m.end())

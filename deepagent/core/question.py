@@ -35,3 +35,15 @@ _ABOUT_ITSELF = re.compile(
 def about_itself(question: str) -> bool:
     """The question asks for the assistant's own instructions or files: nothing to look up."""
     return bool(_ABOUT_ITSELF.search(question))
+
+
+_CLAUSE_BREAKS = re.compile(
+    r"[，,;；。？?！!\n:：]|(?<!\bno)\.(?=\s|$)|\band\b|\balso\b|以及|并且|同时|另外|然后|顺便|还有",
+    re.I,
+)
+
+
+def clauses(question: str) -> list[str]:
+    """The question cut at punctuation and at the words that join one ask to the next
+    ("and", "also", "另外", "顺便", "还有"): the parts that each ask one thing."""
+    return [c for c in _CLAUSE_BREAKS.split(question) if c.strip()]

@@ -319,7 +319,8 @@ def _listed(action: ActionSpec, refs: Mapping[str, list[int]]) -> ActionSpec:
             continue
         for kind, pattern in SUBJECT_KEYS.items():
             named = refs.get(kind, [])
-            if pattern.search(key) and len(named) >= 2 and set(value) & set(named):
+            plain = {v for v in value if isinstance(v, int | str)}  # not a {"$ref": ...}
+            if pattern.search(key) and len(named) >= 2 and plain & set(named):
                 args[key] = list(named)
     return action if args == action.args else action.model_copy(update={"args": args})
 

@@ -3,9 +3,9 @@ that says so instead of answering a question nobody asked.
 
 The requirements mark what no module's data holds (``out_of_scope``: another platform, a
 forecast). Most questions that name one still ask something the data answers ("京东上卖
-多少？跟咱们平台比呢", "forecast blender GMV from its last six months", a second sentence
+多少？跟咱们平台比呢", "forecast blender GMV from its last six months", a second part
 about this marketplace): those are planned, and the analysis states the part it cannot
-cover. Only when every sentence that asks something is tied to such a term, with no
+cover. Only when every part that asks something is tied to such a term, with no
 contrast to this marketplace and (for a forecast) no period of data to base it on, would a
 plan answer another question: this marketplace's sales for "抖音上护手霜的销量", last
 year's series for "forecast every month of 2026".
@@ -16,13 +16,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from deepagent.core.question import clauses
+
 _SCOPES = ("platform", "forecast")
 _HERE = re.compile(
     r"咱们?平台|我们平台|本平台|这个平台|平台上|站内|本站|这边|咱们这|我们这"
     r"|\bhere\b|\bthis (?:marketplace|platform|site)\b|\bour (?:marketplace|platform|site)\b",
     re.I,
 )
-_SENTENCES = re.compile(r"[。？！?!；;\n]+|\.\s+")
 
 
 def outside_only(question: str, requirements: list[dict[str, Any]]) -> list[str]:
@@ -36,8 +37,8 @@ def outside_only(question: str, requirements: list[dict[str, Any]]) -> list[str]
         return []  # a forecast from named months: those months are the data to show
     words = [str(r["text"]) for r in outside]
     asked = [str(r["text"]) for r in requirements if r.get("kind") != "out_of_scope"]
-    for sentence in _SENTENCES.split(question):
-        asks = any(a and a in sentence for a in asked)
-        if asks and not any(w in sentence for w in words):
-            return []  # this sentence asks about this marketplace alone
+    for clause in clauses(question):
+        asks = any(a and a in clause for a in asked)
+        if asks and not any(w in clause for w in words):
+            return []  # this part asks about this marketplace alone
     return words
