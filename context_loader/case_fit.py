@@ -33,7 +33,6 @@ from deepagent.requirements.bindings import (
     LIST_ARG,
     bind_selections,
     bind_subjects,
-    enum_of,
     listing_tools,
     requirement_args,
     requirement_rows,
@@ -50,7 +49,9 @@ from deepagent.requirements.model import (
     SelectionReq,
     SubjectReq,
 )
-from deepagent.requirements.vocabulary import Vocabulary, word_pattern
+from deepagent.requirements.tool_facts import tool_facts
+from deepagent.requirements.vocabulary import Vocabulary
+from deepagent.requirements.wholes import figure_tools, whole_measures
 from deepagent.tools import ToolRegistry
 from rag_cases.retriever import CaseHit
 
@@ -74,15 +75,6 @@ _SERIES = "aspect:trend"  # a month-by-month answer (the flow's trend for where 
 
 
 @dataclass(frozen=True)
-class ToolFacts:
-    """What the fit knows of a tool from its spec: argument names and the measures its
-    description (or its ``metric`` values) names."""
-
-    args: frozenset[str]
-    measures: frozenset[str]
-
-
-@dataclass(frozen=True)
 class _Asked:
     """What one question asks, read once for all its candidate cases."""
 
@@ -91,6 +83,7 @@ class _Asked:
     named: dict[str, set[int]]  # subject kind -> the ids the question names
     nouns: set[str]  # listings of the targets it names outside its subjects
     many_new: bool  # the merchant's new products asked about as a set
+    wholes: dict[str, frozenset[str]]  # measure asked of the whole -> tools giving it
 
 
 @dataclass(frozen=True)
@@ -116,7 +109,7 @@ class CaseFit:
             if t.tools
         }
         self.facts = {
-            name: _facts(spec.description, self.props[name], self.vocabulary)
+            name: tool_facts(spec.description, self.props[name], self.vocabulary)
             for name, spec in registry.tools.items()
         }
 
@@ -134,13 +127,23 @@ class CaseFit:
         )
         asked = _Asked(requirements, rows, named_subjects(requirements),
                        listed_nouns(question, requirements),
-                       many_new(question, requirements))  # fmt: skip
+                       many_new(question, requirements),
+                       self._wholes(question, requirements, tools))  # fmt: skip
         usable = set(tools)
         params = as_planned(params, asked.named)
         fits = [
             self._fit(hit, rank, asked, params, question, usable) for rank, hit in enumerate(hits)
         ]
         return sorted(fits, key=lambda f: (f.cost + RANK * f.rank, f.rank))
+
+    def _wholes(
+        self, question: str, requirements: Requirements, tools: Sequence[str]
+    ) -> dict[str, frozenset[str]]:
+        facts = {t: self.facts[t] for t in tools if t in self.facts}
+        return {
+            m.id: frozenset(figure_tools(m, requirements, self.vocabulary, facts))
+            for m in whole_measures(question, requirements)
+        }
 
     def _fit(
         self,
@@ -169,17 +172,6 @@ class CaseFit:
         return Fit(hit, rank, round(cost, 3), tuple(uncovered))
 
 
-def _facts(description: str, props: Mapping[str, Any], vocabulary: Vocabulary) -> ToolFacts:
-    metrics = set(enum_of(props["metric"])) if "metric" in props else set()
-    text = description.lower()
-    names = set()
-    for term in vocabulary.measures:
-        words = [*term.en, *term.fields, *(f.replace("_", " ") for f in term.fields)]
-        if metrics & set(term.fields) or any(word_pattern(w).search(text) for w in words):
-            names.add(term.name)
-    return ToolFacts(frozenset(props), frozenset(names))
-
-
 class _PlanView:
     """A filled plan as the fit reads it: its tools, argument names and measures."""
 
@@ -199,6 +191,7 @@ class _PlanView:
         ]  # fmt: skip
         self.nouns = asked.nouns  # listings of the targets the question names
         self.many_new = asked.many_new
+        self.wholes = asked.wholes
         self.ranked: dict[str, str] = {}  # action id -> the measure a selection ranks it by
         self.vocabulary = fit.vocabulary
         self.roles = fit.roles
@@ -216,6 +209,8 @@ class _PlanView:
             return 0.0 if self._takes_subject(req) else 1.0
         if isinstance(req, PeriodReq):
             return 0.0 if self._takes_period(req) else 1.0
+        if isinstance(req, MeasureReq) and (figures := self.wholes.get(req.id)):
+            return 0.0 if figures & self.tools else ADDABLE  # the planner adds the figure
         if isinstance(req, MeasureReq):
             return 0.0 if self._carries(req.measure) else 1.0
         if isinstance(req, SelectionReq):

@@ -164,7 +164,9 @@ class ContextLoader:
     ) -> list[str]:
         """Modules a requirement needs that identification left out (each marked selected
         in the scores, with the requirement's words as its evidence)."""
-        gaps = self.gaps.find(requirements, self._tools(business, request), identification.scores)
+        gaps = self.gaps.find(
+            requirements, self._tools(business, request), identification.scores, request.question
+        )
         for gap in gaps:
             for score in identification.scores:
                 if score.name == gap.module:

@@ -8,7 +8,9 @@ that was not selected, that module is added (the best scored of those that can):
   needs a product listing; for the merchant's shop or a product the listing must take it
   ("my shop's best sellers" need one by merchant); a listing that narrows (new launches
   only) does not count unless that narrowing is asked;
-- a measure no loaded tool carries ("sales are up: has search interest followed?");
+- a measure no loaded tool carries ("sales are up: has search interest followed?"), or
+  one asked of the whole subject beside its parts that no loaded tool gives as a figure
+  ("身体乳上个月GMV多少？顺便看下价格带": the category overview, not the band table);
 - a comparison of subjects of one kind with no loaded tool taking a list of them;
 - a named product or campaign, or the merchant's own shop, that no loaded business tool
   takes ("monthly GMV of product 1474" when only category tools were identified).
@@ -34,6 +36,7 @@ from deepagent.requirements.model import (
     SelectionReq,
     SubjectReq,
 )
+from deepagent.requirements.wholes import figure_tools, whole_measures
 from deepagent.tools import ToolRegistry
 from deepagent.tools.registry import COMMON_MODULE
 
@@ -68,14 +71,19 @@ class ModuleGaps:
         self.module_of = {name: spec.module for name, spec in registry.tools.items()}
 
     def find(
-        self, requirements: Requirements, loaded: Iterable[str], scores: Sequence[ModuleScore]
+        self,
+        requirements: Requirements,
+        loaded: Iterable[str],
+        scores: Sequence[ModuleScore],
+        question: str = "",
     ) -> list[Gap]:
         """The modules to add, each with the requirement that needs it, best scored first."""
         have = set(loaded)
+        wholes = {m.id for m in whole_measures(question, requirements)} if question else set()
         rank = {s.name: (-s.score, s.name) for s in scores}
         gaps: list[Gap] = []
         for req in requirements.items:
-            tools = self._answering(req, requirements)
+            tools = self._answering(req, requirements, wholes)
             if not tools or tools & have:
                 continue
             modules = sorted({self.module_of[t] for t in tools} & rank.keys(), key=rank.__getitem__)
@@ -84,7 +92,7 @@ class ModuleGaps:
                 have |= {t for t, m in self.module_of.items() if m == modules[0]}
         return gaps
 
-    def _answering(self, req: Requirement, reqs: Requirements) -> set[str]:
+    def _answering(self, req: Requirement, reqs: Requirements, wholes: set[str]) -> set[str]:
         """The tools that can answer ``req`` (empty: none needed, or none known)."""
         vocabulary = self.fit.vocabulary
         if isinstance(req, AspectReq):
@@ -92,6 +100,8 @@ class ModuleGaps:
             return set(term.tools) & self.module_of.keys() if term else set()
         if isinstance(req, SelectionReq) and req.rule in ("top", "bottom") and req.target:
             return self._listings(req.target, reqs)
+        if isinstance(req, MeasureReq) and req.id in wholes:
+            return set(figure_tools(req, reqs, vocabulary, self.fit.facts))
         if isinstance(req, MeasureReq):
             return {t for t, f in self.fit.facts.items() if req.measure in f.measures}
         if isinstance(req, ComparisonReq):

@@ -438,3 +438,47 @@ async def test_the_merchants_new_products_as_a_set_are_listed(loader: ContextLoa
     """ "有哪些" right after "我去年上的新品" asks for the set, not the newest one's trend."""
     plan = await _plan(loader, "我去年上的新品有哪些")
     assert "list_my_new_products" in [t for t, _ in plan], plan
+
+
+async def test_a_figure_asked_beside_the_parts_is_looked_up_whole(loader: ContextLoader) -> None:
+    """ "GMV多少" in its own part of a question that also asks for the price bands: the
+    category's own figure (its overview), not only the band table that carries GMV per
+    band; the module that has the overview is added when identification left it out."""
+    question = "面霜上个月卖了多少钱？顺便看下它的价格带分布，还有大家都搜啥词"
+    plan = await _plan(loader, question)
+    tools = [t for t, _ in plan]
+    assert {"get_category_overview", "get_price_bands", "get_search_keywords"} <= set(tools), plan
+
+
+@pytest.mark.parametrize(
+    ("question", "whole"),
+    [
+        ("面霜上个月卖了多少钱？另外看下它的价格带", ["卖了多少钱"]),
+        ("how big was the air fryer market last month, and what are its top 5 products?",
+         ["how big was the air fryer market"]),
+        ("compare cat food and dog food on GMV", []),  # a comparison: each subject's GMV
+        ("which leaf categories drive the GMV, and how are their price bands split?", []),
+        ("do face cream buyers skew high spending? and which price band sells most?", []),
+    ],
+)  # fmt: skip
+async def test_which_measures_are_asked_of_the_whole(
+    loader: ContextLoader, question: str, whole: list[str]
+) -> None:
+    from deepagent.requirements.wholes import whole_measures
+
+    loaded = await loader.load(ContextRequest(question=question))
+    assert [m.text for m in whole_measures(question, loaded.requirements)] == whole
+
+
+@pytest.mark.parametrize(
+    ("question", "aspect"),
+    [
+        ("面膜的主要买家是哪些人", "audience"),
+        ("what does the rating distribution of green tea look like?", "rating_distribution"),
+    ],
+)
+async def test_everyday_words_for_buyers_and_rating_splits(
+    loader: ContextLoader, question: str, aspect: str
+) -> None:
+    loaded = await loader.load(ContextRequest(question=question))
+    assert aspect in [getattr(r, "aspect", None) for r in loaded.requirements.items]

@@ -18,6 +18,8 @@ from deepagent.requirements.bindings import requirement_args, requirement_rows, 
 from deepagent.requirements.coverage import CoverageContext, check
 from deepagent.requirements.evidence import evidence_from
 from deepagent.requirements.model import AspectReq, Coverage, Requirements
+from deepagent.requirements.tool_facts import ToolFacts, tool_facts
+from deepagent.requirements.wholes import figure_tools, whole_measures
 from deepagent.tools import ToolRegistry
 
 
@@ -56,16 +58,31 @@ def subagent_tools(actions: CallActions) -> dict[str, list[str]]:
 
 
 def tool_hints(
-    requirements: Requirements, registry: ToolRegistry, loaded: list[str]
+    requirements: Requirements, registry: ToolRegistry, loaded: list[str], question: str = ""
 ) -> dict[str, list[str]]:
-    """For each aspect of the question: the loaded tools that answer it."""
+    """For each aspect of the question: the loaded tools that answer it; for each measure
+    asked of the whole subject beside its parts: the loaded tools giving that figure."""
     hints: dict[str, list[str]] = {}
     vocabulary = registry.vocabulary()
     for req in requirements.items:
         if isinstance(req, AspectReq):
             term = vocabulary.aspect(req.aspect)
             hints[req.id] = [t for t in (term.tools if term else []) if t in loaded]
+    wholes = whole_measures(question, requirements) if question else []
+    if wholes:
+        facts = registry_facts(registry, loaded)
+        for measure in wholes:
+            if tools := figure_tools(measure, requirements, vocabulary, facts):
+                hints[measure.id] = tools
     return hints
+
+
+def registry_facts(registry: ToolRegistry, loaded: list[str]) -> dict[str, ToolFacts]:
+    """The facts of each loaded tool (argument names, measures it names)."""
+    vocabulary = registry.vocabulary()
+    specs = [registry.tools[t] for t in loaded if t in registry.tools]
+    props = schema_props((s.name, s.json_schema()) for s in specs)
+    return {s.name: tool_facts(s.description, props[s.name], vocabulary) for s in specs}
 
 
 def arg_hints(

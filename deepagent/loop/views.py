@@ -107,7 +107,7 @@ def planner_context(view: RunView, loader: Loader) -> PlannerContext:
         memory=state.get("memory", ""),
         requirements=loaded.requirements,
         coverage=view.coverage,
-        requirement_tools=tool_hints(loaded.requirements, registry, loaded.tools),
+        requirement_tools=tool_hints(loaded.requirements, registry, loaded.tools, loaded.question),
         requirement_args=arg_hints(loaded.requirements, registry, loaded.tools),
     )
 

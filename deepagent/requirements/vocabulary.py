@@ -53,6 +53,11 @@ class Vocabulary(Strict):
     scope: list[Term] = Field(
         default_factory=list, description="out-of-scope references: platform, forecast"
     )
+    figures: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="subject kind (category, campaign, own_shop) -> tools giving one subject's"
+        " own figures (an overview): a measure asked of the whole, beside its parts",
+    )
 
     @classmethod
     def merge(cls, parts: Iterable[Vocabulary]) -> Vocabulary:
@@ -61,17 +66,21 @@ class Vocabulary(Strict):
         aspects: dict[str, Term] = {}
         scope: dict[str, Term] = {}
         listings: dict[str, list[str]] = {}
+        figures: dict[str, list[str]] = {}
         for part in parts:
             for into, terms in ((measures, part.measures), (aspects, part.aspects)):
                 _unite(into, terms)
             _unite(scope, part.scope)
             for target, tools in part.listings.items():
                 listings[target] = _union(listings.get(target, []), tools)
+            for kind, tools in part.figures.items():
+                figures[kind] = _union(figures.get(kind, []), tools)
         return cls(
             measures=list(measures.values()),
             aspects=list(aspects.values()),
             listings=listings,
             scope=list(scope.values()),
+            figures=figures,
         )
 
     def measure(self, name: str) -> Term | None:

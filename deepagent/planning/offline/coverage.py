@@ -5,7 +5,9 @@ filled case plan's arguments:
 - a subject or a period the plan leaves out: the same plan bound to it too (and to each
   pair of them);
 - an aspect no tool of the plan answers, with a loaded tool that does (the requirements
-  part lists them): that tool, its arguments filled from the context parameters.
+  part lists them): that tool, its arguments filled from the context parameters; the same
+  for a measure asked of the whole subject beside its parts (a category's GMV with its
+  price bands: the overview, not the band table).
 After the plan has run, once (``cov`` ids, a coverage round): the plan bound to each subject
 or period the coverage check still reports missing (e.g. chosen from data at run time).
 Actions that would repeat a call of the original plan are left out (their ``$ref``s point
@@ -50,14 +52,15 @@ def planned(case: dict[str, Any], sit: Situation) -> list[ActionSpec] | None:
 def _aspect_actions(
     sit: Situation, case: dict[str, Any], plan: list[ActionSpec]
 ) -> list[ActionSpec]:
-    """One action for each aspect no tool of the plan answers, when a loaded tool that
+    """One action for each aspect no tool of the plan answers (and each measure asked of
+    the whole subject that no tool of the plan gives as a figure), when a loaded tool that
     answers it has its arguments in the context parameters."""
     used = {a.tool for a in plan}
     tag = case_tag(case["id"])
     out: list[ActionSpec] = []
     for req in sit.requirements:
         tools = [t for t in req.get("tools", []) if t in sit.tools]
-        if req.get("kind") != "aspect" or not tools or used & set(tools):
+        if req.get("kind") not in ("aspect", "measure") or not tools or used & set(tools):
             continue
         action = _tool_action(sit, tools, f"{tag}_{PRE}a{len(out) + 1}")
         if action is not None:
@@ -193,11 +196,13 @@ def _fill_args(sit: Situation, names: list[str]) -> dict[str, JSON] | None:
     p = sit.params
     category = p.get("category") or p.get("page_category") or p.get("main_category") or {}
     new = (p.get("recent_new_products") or {}).get("items") or [{}]
-    product = p.get("page_product") or new[0]
+    product = p.get("question_product") or p.get("page_product") or new[0]
+    campaign = p.get("campaign") or {}
     known: dict[str, JSON] = {
         "category_id": category.get("id"),
         "product_id": product.get("id"),
         "merchant_id": p.get("merchant_id"),
+        "campaign_id": campaign.get("id") if isinstance(campaign, dict) else None,
         "month": p.get("month"),
     }
     if any(known.get(n) is None for n in names):

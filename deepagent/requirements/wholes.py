@@ -1,0 +1,86 @@
+"""Measures asked of the whole subject in a question that also asks for parts of it.
+
+"身体乳上个月GMV多少？顺便看下它的价格带分布" asks two things: the category's own GMV and
+its price bands. A band table carries GMV per band, so a plan of bands alone looks as if
+it carried the measure, and the total is never looked up. A measure whose part of the
+question (``clauses``) asks for a figure ("多少", "how big"), names no aspect, ranking,
+comparison or listing ("which categories"), and does not point at listed items ("their
+growth", "各自"), is asked of the subject itself; the vocabulary's
+``figures`` name the tools that give one subject's own figures (a category's overview, a
+campaign's results, the merchant's totals)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from deepagent.core.question import clauses
+from deepagent.requirements.model import (
+    AspectReq,
+    ComparisonReq,
+    MeasureReq,
+    Requirements,
+    SelectionReq,
+    SubjectReq,
+)
+from deepagent.requirements.tool_facts import ToolFacts
+from deepagent.requirements.vocabulary import Vocabulary
+
+_LISTED = re.compile(
+    r"它们|他们|其中|各自|分别|每个|各个|\btheir\b|\bthem\b|\bthese\b|\bthose\b|\beach\b", re.I
+)
+_LISTING = re.compile(  # "which second-level categories drive the GMV": parts, by name
+    r"(?:哪些|哪个|哪几|哪一|\bwhich\b)[^，,。？?]{0,15}?"
+    r"(?:类目|品类|细分|商品|产品|单品|价格带|价位|品牌|店|词|categor|product|item|band|brand|shop|term)",
+    re.I,
+)
+_FIGURE = re.compile(  # the part asks for a figure: "GMV多少", "how big was the market"
+    r"多少|几个|几成|多大|多高|多少钱|是多少|\bhow (?:much|many|big|large|high)\b"
+    r"|\bwhat (?:was|is|were|are)\b|\bwhat's\b|\btotal\b|\bsize\b|总共|一共|总额|规模",
+    re.I,
+)
+_KINDS = ("own_shop", "campaign", "category")  # the most specific subject first
+
+
+def whole_measures(question: str, requirements: Requirements) -> list[MeasureReq]:
+    """The measures asked of the subject itself, when the question also asks for parts
+    (a comparison's measures are asked of each compared subject: none)."""
+    items = requirements.items
+    if any(isinstance(r, ComparisonReq) for r in items):
+        return []
+    parts = [_span(question, r.text) for r in items if isinstance(r, AspectReq | SelectionReq)]
+    taken = [p for p in parts if p is not None]
+    if not taken:
+        return []  # nothing but figures: a plain lookup, which the case fit already finds
+    out: dict[str, MeasureReq] = {}
+    at = 0
+    for clause in clauses(question):
+        start = question.find(clause, at)
+        end, at = start + len(clause), max(at, start + len(clause))
+        if any(a < end and start < b for a, b in taken) or _LISTED.search(clause):
+            continue  # this part asks for parts of the subject, or points at them
+        if _LISTING.search(clause) or not _FIGURE.search(clause):
+            continue  # it names the parts it lists, or asks no figure
+        for r in items:
+            if isinstance(r, MeasureReq) and r.text and r.text in clause:
+                out[r.id] = r
+    return list(out.values())
+
+
+def _span(question: str, text: str) -> tuple[int, int] | None:
+    at = question.find(text) if text else -1
+    return (at, at + len(text)) if at >= 0 else None
+
+
+def figure_tools(
+    measure: MeasureReq,
+    requirements: Requirements,
+    vocabulary: Vocabulary,
+    facts: Mapping[str, ToolFacts],
+) -> list[str]:
+    """The loaded tools (``facts``) that give the asked subject's own ``measure``: the
+    merchant's shop, a campaign, else a category (the main one by default)."""
+    kinds = {r.subject_type for r in requirements.items if isinstance(r, SubjectReq)}
+    wanted = [k for k in _KINDS if k in kinds] + ["category"]
+    tools = [t for k in wanted for t in vocabulary.figures.get(k, []) if t in facts]
+    return [t for t in dict.fromkeys(tools) if measure.measure in facts[t].measures]
