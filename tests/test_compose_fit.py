@@ -482,3 +482,13 @@ async def test_everyday_words_for_buyers_and_rating_splits(
 ) -> None:
     loaded = await loader.load(ContextRequest(question=question))
     assert aspect in [getattr(r, "aspect", None) for r in loaded.requirements.items]
+
+
+async def test_best_sellers_in_a_band_are_products(loader: ContextLoader) -> None:
+    """ "the best sellers in the main price band": "best" ranks the sellers (products), not
+    the band named after it."""
+    loaded = await loader.load(
+        ContextRequest(question="For air fryers, what are the best sellers in the main price band?")
+    )
+    tops = [r for r in loaded.requirements.items if r.kind == "selection" and r.rule == "top"]
+    assert [r.target for r in tops] == ["product"]

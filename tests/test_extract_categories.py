@@ -121,6 +121,36 @@ async def test_two_english_mentions(full_ex: ToolExecutor, full: sqlite3.Connect
     assert [m["text"] for m in res.data["categories"]] == ["face creams", "serums"]
 
 
+@pytest.mark.parametrize(
+    ("text", "typo", "name_en"),
+    [
+        ("best sellers among robot vaccums?", "robot vaccums", "Robot vacuums"),
+        ("how big is the dehumidifer market", "dehumidifer", "Dehumidifiers"),
+        ("body lotoin prices last month", "body lotoin", "Body lotion"),
+    ],
+)
+async def test_a_one_letter_typo_still_names_the_category(
+    full_ex: ToolExecutor, text: str, typo: str, name_en: str
+) -> None:
+    """A word one letter off a category's own (dropped, added, changed or swapped), long
+    enough to be a name and the only such word: the category is still found."""
+    res = await extract(full_ex, text)
+    assert [(m["text"], m["category"]["name_en"]) for m in res.data["categories"]] == [
+        (typo, name_en)
+    ]
+
+
+def test_typos_are_corrected_only_to_one_close_long_word() -> None:
+    from business.modules._typos import TypoIndex
+
+    typos = TypoIndex(["vacuum", "jacket", "lotion", "blender", "blazer"])
+    assert typos.corrected("vaccum") == "vacuum" and typos.corrected("lotoin") == "lotion"
+    assert typos.corrected("packet") is None  # another first letter: another word
+    assert typos.corrected("blende") == "blender"
+    assert typos.corrected("blend") is None  # too short a stem to guess from
+    assert typos.corrected("jacket") is None  # known
+
+
 @pytest.mark.parametrize("text", GENERIC_QS)
 async def test_generic_words_never_match(full_ex: ToolExecutor, text: str) -> None:
     res = await extract(full_ex, text)

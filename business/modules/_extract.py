@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from business.modules._recognize import stem
+from business.modules._typos import TypoIndex
 
 NAME, PART, SYNONYM = 3, 2, 1
 _QUALITY = {NAME: "name", PART: "part", SYNONYM: "synonym"}
@@ -105,6 +106,7 @@ class ExtractIndex:
     en: dict[tuple[str, ...], dict[int, int]] = field(default_factory=dict)  # stems -> ...
     en_exact: dict[str, dict[int, int]] = field(default_factory=dict)  # surface word -> ...
     en_max: int = 1
+    typos: TypoIndex | None = None  # one-letter typos of English alias words
 
     def ancestors(self, category_id: int) -> set[int]:
         found: set[int] = set()
@@ -158,6 +160,7 @@ class ExtractIndex:
         for alias in self.zh:
             lengths.setdefault(alias[0], set()).add(len(alias))
         self.zh_lengths = {ch: tuple(sorted(ls, reverse=True)) for ch, ls in lengths.items()}
+        self.typos = TypoIndex({w for key in self.en for w in key} | set(self.en_exact))
 
 
 def build_index(rows: Iterable[dict[str, Any]]) -> ExtractIndex:
@@ -260,7 +263,9 @@ def _scan_en(index: ExtractIndex, norm: str) -> list[Match]:
         last_end = m.end()
         word = m.group()
         if word not in _STOP:
-            segment.append((word, stem(word), m.start(), m.end()))
+            root = stem(word)
+            fixed = index.typos.corrected(root) if index.typos else None
+            segment.append((word, fixed or root, m.start(), m.end()))
     flush()
     return found
 

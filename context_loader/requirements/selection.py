@@ -375,6 +375,8 @@ def target_of(spans: Spans, sel: Selection, whole: bool = True) -> str | None:
     for target, pattern in w.TARGETS:
         for m in pattern.finditer(spans.text, lo, hi):
             distance = m.start() - sel.end if m.start() >= sel.end else 1000 + sel.start - m.end()
+            if m.start() <= sel.start < m.end():
+                distance = -1  # the superlative is part of the noun: "best sellers"
             if best is None or distance < best[0]:
                 best = (distance, target)
     if best is None and whole and (lo, hi) != (0, len(spans.text)):
