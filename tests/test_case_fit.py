@@ -165,14 +165,12 @@ def test_scoring_a_first_plan_against_its_label(registry: ToolRegistry) -> None:
 
 
 def test_the_case_choice_sets_parse_and_are_disjoint() -> None:
-    tune = read_set(SETS / "case_choice_tune.jsonl")
-    tune2 = read_set(SETS / "case_choice_tune2.jsonl")
-    report = read_set(SETS / "case_choice.jsonl")
-    assert len(tune) >= 60 and len(tune2) >= 60 and len(report) >= 80
-    questions = [{c.question for c in s} for s in (tune, tune2, report)]
-    assert not questions[0] & questions[2] and not questions[1] & questions[2]
-    assert not questions[0] & questions[1]
-    assert len({c.id for c in [*tune, *tune2, *report]}) == len(tune) + len(tune2) + len(report)
+    names = ("case_choice_tune", "case_choice_tune2", "case_choice_tune3", "case_choice")
+    sets = [read_set(SETS / f"{n}.jsonl") for n in names]
+    assert [len(s) >= 60 for s in sets] == [True] * 4 and len(sets[-1]) >= 80
+    questions = [c.question for s in sets for c in s]
+    ids = [c.id for s in sets for c in s]
+    assert len(set(questions)) == len(questions) and len(set(ids)) == len(ids)
 
 
 def test_the_named_product_and_period_replace_the_case_defaults() -> None:

@@ -492,3 +492,11 @@ async def test_best_sellers_in_a_band_are_products(loader: ContextLoader) -> Non
     )
     tops = [r for r in loaded.requirements.items if r.kind == "selection" and r.rule == "top"]
     assert [r.target for r in tops] == ["product"]
+
+
+async def test_what_sells_best_ranks_products(loader: ContextLoader) -> None:
+    loaded = await loader.load(
+        ContextRequest(question="what sells best in the main price range for blenders?")
+    )
+    tops = [r for r in loaded.requirements.items if r.kind == "selection" and r.rule == "top"]
+    assert [r.target for r in tops] == ["product"]

@@ -366,6 +366,8 @@ def target_of(spans: Spans, sel: Selection, whole: bool = True) -> str | None:
     """The nearest target noun in the selection's clause (after it first, then before);
     in "which N <noun> had the highest ..." the noun after "which"."""
     lo, hi = spans.clause_of(sel.start)
+    if w.WHAT_SELLS.search(spans.text[lo : sel.start]):
+        return "product"  # "what sells best", "啥卖得最好": the things sold
     wh = w.WH.search(spans.text, lo, sel.start)
     if wh is not None:
         for target, pattern in w.TARGETS:

@@ -319,6 +319,11 @@ TARGETS: list[tuple[str, re.Pattern[str]]] = [
     ("brand", re.compile(r"品牌|牌子|\bbrands?\b", I)),
 ]  # fmt: skip
 
+WHAT_SELLS = re.compile(
+    r"(?:\bwhat(?:'s| is| are)?\s+(?:sells?|sold|selling)|(?:什么|啥)(?:东西)?卖得?)\s*$", re.I
+)
+"""A selling superlative asked of "what" ("what sells best", "啥卖得最好"): products."""
+
 JOINED = re.compile(r"(?:但|但是|而且|并且|同时|却|又|\bbut\b|\byet\b|\bwhile\b|\band also\b)", I)
 """Words that join a second superlative to the first in one clause ("竞争最不激烈、但均价最高")."""
 
