@@ -320,6 +320,7 @@ async def test_every_leaf_lists_them_all(loader: ContextLoader) -> None:
         ("Sunscreen top products last month. Also give me Amazon's list.", False),
         ("面霜上个月在京东卖了多少？跟我们平台比呢", False),
         ("Forecast sunscreen GMV for the next quarter from its last six months", False),
+        ("could you predict next year's 618 sales of sunscreen?", True),  # no data named
     ],
 )
 async def test_a_question_wholly_about_another_platform_or_a_forecast_is_declined(
@@ -475,6 +476,9 @@ async def test_which_measures_are_asked_of_the_whole(
     [
         ("面膜的主要买家是哪些人", "audience"),
         ("what does the rating distribution of green tea look like?", "rating_distribution"),
+        ("how are ratings spread for green tea?", "rating_distribution"),
+        ("眼霜的好评关键词有哪些", "praise"),
+        ("eye cream: who's buying it?", "audience"),
     ],
 )
 async def test_everyday_words_for_buyers_and_rating_splits(

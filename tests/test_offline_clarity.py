@@ -29,6 +29,9 @@ from deepagent.record import RunRecord
         ("那俩哪个评分高？", "那俩"),
         ("和之前那个比怎么样", "之前那个"),  # an earlier turn, and there is none
         ("how does it compare with the previous one?", "the previous one"),
+        ("那第三个呢？", "那第三个"),  # an ordinal of a list nobody gave
+        ("帮我看看这个，有什么问题", "这个"),  # a thing, unnamed
+        ("and its reviews?", "its"),
     ],
 )
 def test_a_dangling_reference_is_named(question: str, reference: str) -> None:

@@ -21,6 +21,8 @@ _NOUNS_ZH = "商品|产品|单品|品|宝贝|类目|品类|竞品|对手|活动|
 _DANGLING_ZH = re.compile(
     rf"(?:这|那|该)(?:个|款|件|两个|几个|些|两款|几款)?(?:{_NOUNS_ZH})|(?:这|那)(?:两|几)个|(?:这|那)俩"
     r"|(?:刚才|刚刚|之前|上面|前面)(?:的|说的|那|这)?(?:个|款|家|一个)"
+    r"|(?:^|那|这)第[二三四五六七八九十2-9](?:个|款|家)(?![月季周年天小])"  # "那第二个呢"
+    r"|(?:这|那)个(?=\s*[，,。？?！!、]|\s*$)"  # "帮我分析下这个，…": a thing, unnamed
 )
 _NOUNS_EN = (
     r"products?|items?|categor(?:y|ies)|campaigns?|rivals?|competitors?|brands?|shops?"
@@ -33,7 +35,7 @@ _DANGLING_EN = re.compile(
 )
 # A bare pronoun only dangles in a short question; a longer one names its own antecedent
 # ("which leaves compete least, and what do they have in common?").
-_PRONOUN = re.compile(r"(?<!其)它们?|\b(?:it|them|they)\b", re.I)
+_PRONOUN = re.compile(r"(?<!其)它们?|\b(?:it|its|them|they|their)\b", re.I)
 SHORT_WORDS, SHORT_CHARS = 6, 12
 # The merchant's own things, and new products (the skill rule: with no product named, the
 # first of the merchant's new-product list) resolve a reference.

@@ -33,8 +33,12 @@ def outside_only(question: str, requirements: list[dict[str, Any]]) -> list[str]
     if not outside or _HERE.search(question):
         return []
     scopes = {r["scope"] for r in outside}
-    if scopes == {"forecast"} and any(r.get("kind") == "period" for r in requirements):
-        return []  # a forecast from named months: those months are the data to show
+    campaigns = {r.get("text") for r in requirements if r.get("subject_type") == "campaign"}
+    based = [
+        r for r in requirements if r.get("kind") == "period" and r.get("text") not in campaigns
+    ]
+    if scopes == {"forecast"} and based:  # (a campaign's name alone is no month of data:
+        return []  # "next year's Double 11"); a forecast from named months shows them
     words = [str(r["text"]) for r in outside]
     asked = [str(r["text"]) for r in requirements if r.get("kind") != "out_of_scope"]
     for clause in clauses(question):
