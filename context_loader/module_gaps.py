@@ -97,7 +97,8 @@ class ModuleGaps:
         vocabulary = self.fit.vocabulary
         if isinstance(req, AspectReq):
             term = vocabulary.aspect(req.aspect)
-            return set(term.tools) & self.module_of.keys() if term else set()
+            tools = set(term.tools) & self.module_of.keys() if term else set()
+            return self._of_product(tools, reqs) or tools
         if isinstance(req, SelectionReq) and req.rule in ("top", "bottom") and req.target:
             return self._listings(req.target, reqs)
         if isinstance(req, MeasureReq) and req.id in wholes:
@@ -116,6 +117,14 @@ class ModuleGaps:
                 and any(pattern.search(a) for a in args)
             }
         return set()
+
+    def _of_product(self, tools: set[str], reqs: Requirements) -> set[str]:
+        """For a question about a named product and no category, the tools that take a
+        product ("item 15328's GMV trend": the product's trend, not a category's)."""
+        kinds = {r.subject_type for r in reqs.items if isinstance(r, SubjectReq)}
+        if "product" not in kinds or "category" in kinds:
+            return set()
+        return {t for t in tools if self._takes(t, "product")}
 
     def _listings(self, target: str, reqs: Requirements) -> set[str]:
         asked = {f"aspect:{r.aspect}" for r in reqs.items if isinstance(r, AspectReq)}

@@ -504,3 +504,12 @@ async def test_what_sells_best_ranks_products(loader: ContextLoader) -> None:
     )
     tops = [r for r in loaded.requirements.items if r.kind == "selection" and r.rule == "top"]
     assert [r.target for r in tops] == ["product"]
+
+
+async def test_a_named_products_trend_is_its_own_not_its_categorys(loader: ContextLoader) -> None:
+    """A product named by id and no category: the trend asked is the product's (its
+    module is added although a category trend tool was loaded), with its profile."""
+    plan = await _plan(loader, "show me the profile of item 1402 and its GMV trend over 2025")
+    tools = [t for t, _ in plan]
+    assert "get_product_profile" in tools and "get_product_trend" in tools, plan
+    assert "get_category_trend" not in tools, plan
