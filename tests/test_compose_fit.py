@@ -513,3 +513,15 @@ async def test_a_named_products_trend_is_its_own_not_its_categorys(loader: Conte
     tools = [t for t, _ in plan]
     assert "get_product_profile" in tools and "get_product_trend" in tools, plan
     assert "get_category_trend" not in tools, plan
+
+
+async def test_which_part_drove_a_change_ranks_by_that_change(loader: ContextLoader) -> None:
+    """ "环比跌了，是哪个二级类目拖的后腿": the children ranked by the month-on-month change,
+    lowest first (the superlative names no measure; the change named before it is it)."""
+    plan = await _plan(loader, "家居日用上个月环比跌了，是哪个二级类目拖的后腿？")
+    ranks = [a for t, a in plan if t == "rank_categories"]
+    assert any(a.get("metric") == "gmv_growth_mom" and a.get("order") == "asc" for a in ranks), plan
+    question = "Snacks grew a lot yoy last month. Which leaf categories drove that?"
+    loaded = await loader.load(ContextRequest(question=question))
+    tops = [r for r in loaded.requirements.items if r.kind == "selection"]
+    assert [(r.rule, r.measure) for r in tops] == [("top", "growth")]

@@ -212,7 +212,14 @@ def _ranking_measure(spans: Spans, sel: Selection, measures: list[Found]) -> str
         return _head(inside) or min((abs(pos - sel.start), name) for pos, name, _t in inside)[1]
     if not ranked and _SIZE.search(spans.text, sel.start, sel.end + 10):
         return "gmv"  # "the 3 biggest sub-categories": the size of a market is its GMV
+    if not ranked and _CAUSE.search(sel.text):  # "which leaves drove that?", "拖后腿":
+        before = [(pos, t.name) for _r, t, _x, pos in measures if pos < sel.start]
+        return max(before)[1] if before else None  # the change named before
     return ranked[0] if ranked else None
+
+
+_CAUSE = re.compile(r"拖|贡献|拉动|带动|\bdr[io]v|\bdragg|\bpulled\b|\bheld\b|\bholding\b", re.I)
+"""A superlative that attributes a change named earlier ("drove that", "拖后腿")."""
 
 
 def _selling(spans: Spans, sel: Selection) -> bool:

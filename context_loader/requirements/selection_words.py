@@ -25,12 +25,13 @@ WRITTEN_COUNT = re.compile(rf"\d|[{CN_NUM}]|\b(?:{'|'.join(EN_WORDS)})\b", re.I)
 HIGH_ZH = (
     "最高|最多|最大|最快|最好|最强|最热|最贵|最火|最畅销|卖得最好|最猛|最受欢迎|最热门|最深"
     "|最能打|最赚钱|最明显|最显著|最突出|最厉害|最激烈|最卷|最拥挤|最饱和|排在前面|排前面|名列前茅|前几名|前几|卖爆|最能卖|头部|领先|从高到低|从多到少|由高到低|降序"
-    "|增长快|增速快|涨得快|增长较快|增长迅速"
+    "|增长快|增速快|涨得快|增长较快|增长迅速|贡献最大|贡献最多|拉动最大|带动最多"
 )
 LOW_ZH = (
     "最低|最少|最小|最慢|最便宜|最弱|最差|最冷门|最冷|最不卷|垫底|最好进|最容易进|最好做|最容易做"
     "|竞争最小|最不受欢迎|最不火|卖得最差|下滑最|下滑得最|降得最|掉得最|萎缩最|缩水最|跌得最|降幅最大|下降最多|跌幅最大|跌最多"
     "|卖不动|不好卖|最不能卖|尾部|落后|排在最后|最后面|末位|拉胯|排名靠后|排在后面|靠后"
+    "|拖后腿|拖的后腿|拖了后腿|扯后腿|拖累"
 )  # checked before the high words: 降幅最大 is a bottom, 最好进 the least competition
 _ZH_LOW_CHARS = "低少小慢弱差冷短轻薄窄次难"
 GENERIC_LOW_ZH = rf"最(?:[{_ZH_LOW_CHARS}]|不[\u4e00-\u9fff])"
@@ -60,6 +61,7 @@ HIGH_EN = (
     r"|top(?=\s+(?!level\b|tier\b)(?:[a-z-]+\s+)?(?:brands?|products?|sellers?|categories|keywords?"
     r"|items?|skus?|leaves|campaigns?|search terms?|queries)\b)"
     r"|top-rated|best-rated|most-reviewed|best-reviewed"
+    r"|drove (?:that|it|this|the (?:growth|rise|increase))|driving (?:that|the) (?:growth|rise)"
     rf"|{GENERIC_HIGH_EN}"
 )
 LOW_EN = (
@@ -71,6 +73,7 @@ LOW_EN = (
     r"|bottom quartile|in the tail|searched least|tail end|poorest|thinnest|shortest"
     r"|lightest|narrowest|quietest|slimmest|lowest-rated|worst-rated|worst-selling|shallowest|mildest"
     r"|near the bottom|worst[- ]sellers?"
+    r"|(?:dragged|dragging|pulled|held|holding) (?:it |them |that )?(?:down|back)"
 )
 IMPLIED = {"cheapest": "price", "priciest": "price", "most expensive": "price", "最便宜": "price",
            "最贵": "price"}  # fmt: skip
