@@ -42,7 +42,7 @@ def system_params(request: ContextRequest, now: str) -> dict[str, JSON]:
 
 
 def derived_params(params: dict[str, JSON]) -> None:
-    """Values computed from others: latest_month, month, top_n, count."""
+    """Values computed from others: latest_month, month, top_n, count, campaign_ids."""
     coverage = params.get("data_coverage")
     if isinstance(coverage, dict) and coverage.get("last"):
         params.setdefault("latest_month", coverage["last"])
@@ -58,6 +58,10 @@ def derived_params(params: dict[str, JSON]) -> None:
         params.setdefault("top_n", int(m.group(1)))
     if m := _COUNT.search(question):
         params.setdefault("count", int(m.group(1)))
+    found = params.get("campaigns")
+    ids = [c["id"] for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+    if len(set(ids)) > 1:  # "2025年618和2025年双11": the named campaigns side by side
+        params.setdefault("campaign_ids", list(dict.fromkeys(ids)))
 
 
 PRODUCT_FIELDS = ("title_zh", "title_en", "category_id", "price_band_id")

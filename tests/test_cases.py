@@ -224,6 +224,7 @@ def demo_params(sample_db: Path) -> dict[str, JSON]:
             f"SELECT {cols} FROM categories WHERE id = "
             "(SELECT main_category_id FROM merchants WHERE id = 'M1001')"
         ).fetchone()
+        campaigns = [r[0] for r in conn.execute("SELECT id FROM campaigns ORDER BY id LIMIT 2")]
         rows = conn.execute(
             "SELECT id, title_zh, title_en, category_id, launch_month FROM products "
             "WHERE merchant_id = 'M1001' AND launch_month >= '2025-01' "
@@ -256,6 +257,7 @@ def demo_params(sample_db: Path) -> dict[str, JSON]:
             "truncated": True,
         },
         "question_products": [rows[0]["id"], rows[1]["id"]],  # "compare 1450 with 1431"
+        "campaign_ids": campaigns,  # "2025年618和2025年双11"
     }
 
 

@@ -525,3 +525,11 @@ async def test_which_part_drove_a_change_ranks_by_that_change(loader: ContextLoa
     loaded = await loader.load(ContextRequest(question=question))
     tops = [r for r in loaded.requirements.items if r.kind == "selection"]
     assert [(r.rule, r.measure) for r in tops] == [("top", "growth")]
+
+
+async def test_two_named_campaigns_are_compared_side_by_side(loader: ContextLoader) -> None:
+    """Two campaigns named: the category's results in both, side by side (one campaign's
+    results, or the same campaign last year, answered another question)."""
+    plan = await _plan(loader, "面霜在2025年618和2025年双11的表现对比一下")
+    compared = [a for t, a in plan if t == "compare_campaigns"]
+    assert compared and len(compared[0].get("campaign_ids") or []) == 2, plan
