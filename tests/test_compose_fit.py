@@ -532,4 +532,5 @@ async def test_two_named_campaigns_are_compared_side_by_side(loader: ContextLoad
     results, or the same campaign last year, answered another question)."""
     plan = await _plan(loader, "面霜在2025年618和2025年双11的表现对比一下")
     compared = [a for t, a in plan if t == "compare_campaigns"]
-    assert compared and len(compared[0].get("campaign_ids") or []) == 2, plan
+    ids = compared[0].get("campaign_ids") if compared else None
+    assert isinstance(ids, list) and len(ids) == 2, plan
