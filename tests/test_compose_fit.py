@@ -534,3 +534,10 @@ async def test_two_named_campaigns_are_compared_side_by_side(loader: ContextLoad
     compared = [a for t, a in plan if t == "compare_campaigns"]
     ids = compared[0].get("campaign_ids") if compared else None
     assert isinstance(ids, list) and len(ids) == 2, plan
+
+
+async def test_how_the_category_did_overall_is_its_overview(loader: ContextLoader) -> None:
+    """ "整体数据怎么样 / 表现咋样" beside another ask is the category's own figures."""
+    plan = await _plan(loader, "我的主营类目上个月表现咋样？另外它下面哪个细分类目环比涨得最快")
+    tools = [t for t, _ in plan]
+    assert "get_category_overview" in tools and "rank_categories" in tools, plan

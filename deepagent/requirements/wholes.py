@@ -35,7 +35,7 @@ _LISTING = re.compile(  # "which second-level categories drive the GMV": parts, 
     re.I,
 )
 _FIGURE = re.compile(  # the part asks for a figure: "GMV多少", "how big was the market"
-    r"多少|几个|几成|多大|多高|多少钱|是多少|\bhow (?:much|many|big|large|high)\b"
+    r"多少|几个|几成|多大|多高|多少钱|是多少|怎么样|咋样|如何|\bhow (?:much|many|big|large|high)\b"
     r"|\bwhat (?:was|is|were|are)\b|\bwhat's\b|\btotal\b|\bsize\b|总共|一共|总额|规模",
     re.I,
 )
