@@ -260,30 +260,29 @@ def _only_unknown_names(requirements: list[dict[str, Any]]) -> list[str]:
 
 
 def _nothing_known(names: list[str]) -> PlannerDecision:
-    return PlannerDecision(
-        thought=f"The data holds no {', '.join(map(repr, names))} and the question names no"
-        " other subject: nothing to look up; the analysis says so.",
-        todo_list=[],
-        action=FinalAnalysis(),
+    return _to_analysis(
+        f"The data holds no {', '.join(map(repr, names))} and the question names no other"
+        " subject: nothing to look up; the analysis says so."
     )
 
 
 def _outside(words: list[str]) -> PlannerDecision:
-    return PlannerDecision(
-        thought=f"Everything asked is tied to {', '.join(map(repr, words))}, which the data"
-        " does not hold: nothing to look up; the analysis says what is not covered.",
-        todo_list=[],
-        action=FinalAnalysis(),
+    return _to_analysis(
+        f"Everything asked is tied to {', '.join(map(repr, words))}, which the data does"
+        " not hold: nothing to look up; the analysis says what is not covered."
     )
 
 
 def _decline() -> PlannerDecision:
-    return PlannerDecision(
-        thought="The question asks for the assistant's own instructions or files, not for"
-        " marketplace data: nothing to look up.",
-        todo_list=[],
-        action=FinalAnalysis(),
+    return _to_analysis(
+        "The question asks for the assistant's own instructions or files, not for"
+        " marketplace data: nothing to look up."
     )
+
+
+def _to_analysis(thought: str) -> PlannerDecision:
+    """Straight to the analysis, with nothing to look up."""
+    return PlannerDecision(thought=thought, todo_list=[], action=FinalAnalysis())
 
 
 _ASK = {
