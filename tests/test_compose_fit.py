@@ -541,3 +541,19 @@ async def test_how_the_category_did_overall_is_its_overview(loader: ContextLoade
     plan = await _plan(loader, "我的主营类目上个月表现咋样？另外它下面哪个细分类目环比涨得最快")
     tools = [t for t, _ in plan]
     assert "get_category_overview" in tools and "rank_categories" in tools, plan
+
+
+@pytest.mark.parametrize(
+    ("question", "aspect", "target"),
+    [
+        ("零食坚果特产拆到最细的类目看看最卷的前6个", "leaves", "category"),
+        ("Which snack sub-catagories have the highest new product share?", None, "category"),
+    ],
+)
+async def test_finest_categories_and_a_misspelt_categories_are_categories(
+    loader: ContextLoader, question: str, aspect: str | None, target: str
+) -> None:
+    loaded = await loader.load(ContextRequest(question=question))
+    items = loaded.requirements.items
+    assert aspect is None or aspect in [getattr(r, "aspect", None) for r in items]
+    assert [getattr(r, "target", None) for r in items if r.kind == "selection"][:1] == [target]

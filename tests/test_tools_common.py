@@ -110,6 +110,8 @@ async def test_recognize_invalid_args(ex: ToolExecutor, args: dict[str, Any]) ->
 # now = 2026-01-15, data 2024-01..2025-12; hand-computed expectations.
 TIME_CASES = [
     ("2025年12月", "2025-12", "2025-12"),
+    ("from Jan to Dec 2024", "2024-01", "2024-12"),  # the year after the range is both's
+    ("March to May 2025", "2025-03", "2025-05"),
     ("2025-12", "2025-12", "2025-12"),
     ("Dec 2025", "2025-12", "2025-12"),
     ("December 2025", "2025-12", "2025-12"),

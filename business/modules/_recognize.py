@@ -319,6 +319,11 @@ def parse_period(
             second = parse_period(parts[1], now, latest, first.start // 12)
             if second is not None and second.end >= first.start:
                 return Period(first.start, second.end, "range")
+        if default_year is None and _YEAR.search(parts[1]) and not _YEAR.search(parts[0]):
+            second = parse_period(parts[1], now, latest)  # "Jan to Dec 2024": the year
+            first = second and parse_period(parts[0], now, latest, second.end // 12)  # is both's
+            if first is not None and second is not None and second.end >= first.start:
+                return Period(first.start, second.end, "range")
     year = _year_context(t, now, default_year)
     explicit_year = _YEAR.search(t) is not None or default_year is not None
     for pattern, month in _HOLIDAYS:

@@ -316,8 +316,8 @@ TARGETS: list[tuple[str, re.Pattern[str]]] = [
         r"|\bproducts?\b|\bitems?\b|\bskus?\b"
         r"|\b(?:best|top)[- ]?sellers?\b|\blistings?\b", I)),
     ("category", re.compile(
-        r"类目|品类|小类|细分|分类|\bcategor(?:y|ies)\b|\bleaf\b|\bleaves\b|\bniches?\b"
-        r"|\bsub-?categor(?:y|ies)\b|\bsegments?\b", I)),
+        r"类目|品类|小类|细分|分类|\bcat[ae]gor(?:y|ies)\b|\bleaf\b|\bleaves\b|\bniches?\b"
+        r"|\bsub-?cat[ae]gor(?:y|ies)\b|\bsegments?\b", I)),
     ("campaign", re.compile(r"活动|大促|\bcampaigns?\b|\bpromotions?\b", I)),
     ("brand", re.compile(r"品牌|牌子|\bbrands?\b", I)),
 ]  # fmt: skip
