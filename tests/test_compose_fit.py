@@ -557,3 +557,16 @@ async def test_finest_categories_and_a_misspelt_categories_are_categories(
     items = loaded.requirements.items
     assert aspect is None or aspect in [getattr(r, "aspect", None) for r in items]
     assert [getattr(r, "target", None) for r in items if r.kind == "selection"][:1] == [target]
+
+
+async def test_an_added_aspect_reads_the_asked_month(loader: ContextLoader) -> None:
+    """The search terms added beside a case's overview are those of the month asked, not
+    the latest ("what were people searching for ... that month")."""
+    question = (
+        "What was face cream's GMV in October 2025, and what were people searching for in"
+        " that category that month?"
+    )
+    plan = await _plan(loader, question)
+    months = {t: a.get("month") for t, a in plan}
+    assert months.get("get_search_keywords") == "2025-10", plan
+    assert months.get("get_category_overview") == "2025-10", plan

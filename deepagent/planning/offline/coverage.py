@@ -184,12 +184,25 @@ def _remap(action: ActionSpec, same: dict[str, str]) -> ActionSpec:
 
 
 def _tool_action(sit: Situation, tools: list[str], aid: str) -> ActionSpec | None:
-    """The first of ``tools`` whose required arguments the context parameters fill."""
+    """The first of ``tools`` whose required arguments the context parameters fill (and
+    the question's month, where the tool takes one: "that month" is the asked month)."""
     for tool in tools:
         args = _fill_args(sit, sit.required.get(tool, []))
         if args is not None:
+            month = _asked_month(sit)
+            if "month" in sit.takes.get(tool, []) and month is not None:
+                args.setdefault("month", month)
             return ActionSpec.model_validate({"id": aid, "tool": tool, "args": args})
     return None
+
+
+def _asked_month(sit: Situation) -> str | None:
+    """The one month the question asks about, else the context's month."""
+    periods = [r for r in sit.requirements if r.get("kind") == "period"]
+    if len(periods) == 1 and periods[0].get("start_month") == periods[0].get("end_month"):
+        return str(periods[0]["end_month"])
+    month = sit.params.get("month")
+    return month if isinstance(month, str) else None
 
 
 def _fill_args(sit: Situation, names: list[str]) -> dict[str, JSON] | None:
