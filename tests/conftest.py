@@ -123,6 +123,13 @@ def loader(sample_db: Path) -> ContextLoader:
     return ContextLoader.create(Settings(data_path=sample_db, cache_dir=INDEX_CACHE))
 
 
+@pytest.fixture(scope="session")
+def full_loader(full_db: Path) -> ContextLoader:
+    """One context loader over the full default database (the case-choice questions name
+    categories and products the small one does not hold)."""
+    return ContextLoader.create(Settings(data_path=full_db, cache_dir=INDEX_CACHE))
+
+
 @pytest.fixture
 def warm_cache(loader: ContextLoader, tmp_path: Path) -> Path:
     """A private copy of the loader's embedding cache (keyed by content, so reusable): a

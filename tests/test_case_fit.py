@@ -14,19 +14,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.core.schema import ActionSpec, CallActions
-from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
 from deepagent.requirements.bindings import bind_selections, requirement_args, schema_props
 from deepagent.requirements.model import Requirements, SelectionReq
 from deepagent.tools import ToolRegistry
 from eval.harness.plan_choice import ExpectedCall, PlanChoiceCase, decide, read_set, score
 from rag_cases.retriever import CaseHit
-from tests.conftest import INDEX_CACHE
+from tests.plans import decision_of
 
 SETS = Path(__file__).parents[1] / "eval" / "sets"
 
@@ -88,16 +85,8 @@ def test_bindings_override_the_case_defaults_and_agreeing_selections_share_an_ac
     assert second.args == {"parent_id": 1, "metric": "sellers", "order": "asc"}
 
 
-@pytest.fixture(scope="module")
-def full_loader(full_db: Path) -> ContextLoader:
-    return ContextLoader.create(Settings(data_path=full_db, cache_dir=INDEX_CACHE))
-
-
 async def _first_plan(loader: ContextLoader, question: str) -> list[ActionSpec]:
-    planner = RunDeps.create(loader.settings, loader, use_redis=False).planner
-    case = PlanChoiceCase(id="t", question=question, language="en", structure="x",
-                          expect="plan")  # fmt: skip
-    decision, _ = await decide(loader, planner, case)
+    decision = await decision_of(loader, question)
     assert isinstance(decision.action, CallActions)
     return decision.action.actions
 

@@ -1,0 +1,108 @@
+"""The plan is composed beyond one case: named sets compared as named, a figure asked of
+the whole beside its parts, the product's own tools for a named product, and an added
+tool that reads the asked month."""
+
+from __future__ import annotations
+
+import pytest
+
+from context_loader.loader import ContextLoader
+from context_loader.models import ContextRequest
+from tests.plans import plan_of
+
+
+async def test_products_named_by_bare_ids_are_compared_side_by_side(
+    full_loader: ContextLoader,
+) -> None:
+    """ "我的1402" and "那款1431护手霜" name two products (the category after an id
+    describes it): the plan compares exactly those, in the question's order."""
+    loaded = await full_loader.load(
+        ContextRequest(question="把我的1402和那款1431护手霜放一起比一比")
+    )
+    subjects = [(r.subject_type, r.ref) for r in loaded.requirements.items if r.kind == "subject"]
+    assert subjects == [("product", 1402), ("product", 1431)]
+    plan = await plan_of(full_loader, "把我的1402和那款1431护手霜放一起比一比")
+    assert ("compare_products", {"product_ids": [1402, 1431]}) in plan, plan
+
+
+async def test_a_list_of_product_ids_is_compared_as_named(full_loader: ContextLoader) -> None:
+    """ "products 1402, 1431 and 1450": three products, compared side by side (not the
+    first one's lost-buyer rivals, whose list is read from the data)."""
+    plan = await plan_of(full_loader, "put items 1402, 1431 and 1450 next to each other")
+    assert ("compare_products", {"product_ids": [1402, 1431, 1450]}) in plan, plan
+
+
+async def test_a_figure_asked_beside_the_parts_is_looked_up_whole(
+    full_loader: ContextLoader,
+) -> None:
+    """ "GMV多少" in its own part of a question that also asks for the price bands: the
+    category's own figure (its overview), not only the band table that carries GMV per
+    band; the module that has the overview is added when identification left it out."""
+    question = "面霜上个月卖了多少钱？顺便看下它的价格带分布，还有大家都搜啥词"
+    plan = await plan_of(full_loader, question)
+    tools = [t for t, _ in plan]
+    assert {"get_category_overview", "get_price_bands", "get_search_keywords"} <= set(tools), plan
+
+
+@pytest.mark.parametrize(
+    ("question", "whole"),
+    [
+        ("面霜上个月卖了多少钱？另外看下它的价格带", ["卖了多少钱"]),
+        ("how big was the air fryer market last month, and what are its top 5 products?",
+         ["how big was the air fryer market"]),
+        ("compare cat food and dog food on GMV", []),  # a comparison: each subject's GMV
+        ("which leaf categories drive the GMV, and how are their price bands split?", []),
+        ("do face cream buyers skew high spending? and which price band sells most?", []),
+    ],
+)  # fmt: skip
+async def test_which_measures_are_asked_of_the_whole(
+    full_loader: ContextLoader, question: str, whole: list[str]
+) -> None:
+    from deepagent.requirements.wholes import whole_measures
+
+    loaded = await full_loader.load(ContextRequest(question=question))
+    assert [m.text for m in whole_measures(question, loaded.requirements)] == whole
+
+
+async def test_a_named_products_trend_is_its_own_not_its_categorys(
+    full_loader: ContextLoader,
+) -> None:
+    """A product named by id and no category: the trend asked is the product's (its
+    module is added although a category trend tool was loaded), with its profile."""
+    plan = await plan_of(
+        full_loader, "show me the profile of item 1402 and its GMV trend over 2025"
+    )
+    tools = [t for t, _ in plan]
+    assert "get_product_profile" in tools and "get_product_trend" in tools, plan
+    assert "get_category_trend" not in tools, plan
+
+
+async def test_two_named_campaigns_are_compared_side_by_side(full_loader: ContextLoader) -> None:
+    """Two campaigns named: the category's results in both, side by side (one campaign's
+    results, or the same campaign last year, answered another question)."""
+    plan = await plan_of(full_loader, "面霜在2025年618和2025年双11的表现对比一下")
+    compared = [a for t, a in plan if t == "compare_campaigns"]
+    ids = compared[0].get("campaign_ids") if compared else None
+    assert isinstance(ids, list) and len(ids) == 2, plan
+
+
+async def test_how_the_category_did_overall_is_its_overview(full_loader: ContextLoader) -> None:
+    """ "整体数据怎么样 / 表现咋样" beside another ask is the category's own figures."""
+    plan = await plan_of(
+        full_loader, "我的主营类目上个月表现咋样？另外它下面哪个细分类目环比涨得最快"
+    )
+    tools = [t for t, _ in plan]
+    assert "get_category_overview" in tools and "rank_categories" in tools, plan
+
+
+async def test_an_added_aspect_reads_the_asked_month(full_loader: ContextLoader) -> None:
+    """The search terms added beside a case's overview are those of the month asked, not
+    the latest ("what were people searching for ... that month")."""
+    question = (
+        "What was face cream's GMV in October 2025, and what were people searching for in"
+        " that category that month?"
+    )
+    plan = await plan_of(full_loader, question)
+    months = {t: a.get("month") for t, a in plan}
+    assert months.get("get_search_keywords") == "2025-10", plan
+    assert months.get("get_category_overview") == "2025-10", plan
