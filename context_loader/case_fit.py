@@ -49,7 +49,7 @@ from deepagent.requirements.model import (
     SelectionReq,
     SubjectReq,
 )
-from deepagent.requirements.tool_facts import tool_facts
+from deepagent.requirements.tool_facts import registry_facts
 from deepagent.requirements.vocabulary import Vocabulary
 from deepagent.requirements.wholes import figure_tools, whole_measures
 from deepagent.tools import ToolRegistry
@@ -84,6 +84,7 @@ class _Asked:
     nouns: set[str]  # listings of the targets it names outside its subjects
     many_new: bool  # the merchant's new products asked about as a set
     wholes: dict[str, frozenset[str]]  # measure asked of the whole -> tools giving it
+    campaigns: list[str]  # the campaigns the question names, by its words
 
 
 @dataclass(frozen=True)
@@ -103,15 +104,13 @@ class CaseFit:
         self.takes = {name: list(props) for name, props in self.props.items()}
         self.roles = _roles(self.vocabulary)
         self.narrowing = {f"aspect:{t.name}" for t in self.vocabulary.aspects if t.narrows}
+        self.listing = set().union(*(set(t) for t in self.vocabulary.listings.values()))
         self.primary = {  # tool -> the aspect that names it first (what the tool is for),
             t.tools[0]: f"aspect:{t.within or t.name}"  # a narrower one ("leaves") as the
             for t in reversed(self.vocabulary.aspects)  # aspect it narrows
             if t.tools
         }
-        self.facts = {
-            name: tool_facts(spec.description, self.props[name], self.vocabulary)
-            for name, spec in registry.tools.items()
-        }
+        self.facts = registry_facts(registry)
 
     def order(
         self,
@@ -128,7 +127,9 @@ class CaseFit:
         asked = _Asked(requirements, rows, named_subjects(requirements),
                        listed_nouns(question, requirements),
                        many_new(question, requirements),
-                       self._wholes(question, requirements, tools))  # fmt: skip
+                       self._wholes(question, requirements, tools),
+                       [r.text for r in requirements.items if isinstance(r, SubjectReq)
+                        and r.subject_type == "campaign" and r.text])  # fmt: skip
         usable = set(tools)
         params = as_planned(params, asked.named)
         fits = [
@@ -185,10 +186,7 @@ class _PlanView:
     ) -> None:
         self.plan = plan
         self.named = asked.named  # subject kind -> the ids the question names
-        self.campaigns = [  # the campaigns the question names, by its words
-            r.text for r in asked.requirements.items
-            if isinstance(r, SubjectReq) and r.subject_type == "campaign" and r.text
-        ]  # fmt: skip
+        self.campaigns = asked.campaigns
         self.nouns = asked.nouns  # listings of the targets the question names
         self.many_new = asked.many_new
         self.wholes = asked.wholes
@@ -197,6 +195,7 @@ class _PlanView:
         self.roles = fit.roles
         self.narrowing = fit.narrowing
         self.primary = fit.primary
+        self.listing = fit.listing
         self.loaded = loaded
         self.case_fields = case_fields
         self.tools = {t for a in plan for t in tools_of(a)}
@@ -265,10 +264,9 @@ class _PlanView:
     def _drills(self) -> bool:
         """A ranking read from another ranking's first row ("the biggest one's leaves"):
         a second level of selection, which a question asking one ranking does not ask."""
-        listing = set().union(*(set(t) for t in self.vocabulary.listings.values()))
-        ranked = {a.id for a in self.plan if a.tool in listing and a.for_each is None}
+        ranked = {a.id for a in self.plan if a.tool in self.listing and a.for_each is None}
         return any(
-            a.tool in listing and a.for_each is None and set(value_refs(a.args)) & ranked
+            a.tool in self.listing and a.for_each is None and set(value_refs(a.args)) & ranked
             for a in self.plan
         )
 

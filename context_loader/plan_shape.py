@@ -5,9 +5,8 @@ padded with subjects nobody asked about, and the levels of selection a question 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from deepagent.core.schema import JSON, ActionSpec
+from deepagent.core.schema import JSON, ActionSpec, value_refs
 from deepagent.core.templates import BindingError, fill_template
 from deepagent.requirements.bindings import LIST_ARG
 from deepagent.requirements.model import AspectReq, Requirement, Requirements, SelectionReq
@@ -63,19 +62,9 @@ def pads(action: ActionSpec, named: int) -> bool:
 
 
 def inputs(action: ActionSpec) -> set[str]:
-    """The actions whose output this one reads (``depends_on``, ``$ref`` anywhere)."""
-    refs = set(action.depends_on)
-    raw = action.model_dump(mode="json", by_alias=True, exclude_none=True)
-    stack: list[Any] = [raw]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if isinstance(node.get("$ref"), str):
-                refs.add(node["$ref"])
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return refs
+    """The actions whose output this one reads (``depends_on``, ``$ref`` anywhere in its
+    arguments: a binding may have replaced the arguments without re-validating)."""
+    return set(action.depends_on) | set(value_refs(action.args))
 
 
 def tools_of(action: ActionSpec) -> list[str]:

@@ -18,7 +18,7 @@ from deepagent.requirements.bindings import requirement_args, requirement_rows, 
 from deepagent.requirements.coverage import CoverageContext, check
 from deepagent.requirements.evidence import evidence_from
 from deepagent.requirements.model import AspectReq, Coverage, Requirements
-from deepagent.requirements.tool_facts import ToolFacts, tool_facts
+from deepagent.requirements.tool_facts import registry_facts
 from deepagent.requirements.wholes import figure_tools, whole_measures
 from deepagent.tools import ToolRegistry
 
@@ -70,19 +70,11 @@ def tool_hints(
             hints[req.id] = [t for t in (term.tools if term else []) if t in loaded]
     wholes = whole_measures(question, requirements) if question else []
     if wholes:
-        facts = registry_facts(registry, loaded)
+        facts = {t: f for t, f in registry_facts(registry).items() if t in loaded}
         for measure in wholes:
             if tools := figure_tools(measure, requirements, vocabulary, facts):
                 hints[measure.id] = tools
     return hints
-
-
-def registry_facts(registry: ToolRegistry, loaded: list[str]) -> dict[str, ToolFacts]:
-    """The facts of each loaded tool (argument names, measures it names)."""
-    vocabulary = registry.vocabulary()
-    specs = [registry.tools[t] for t in loaded if t in registry.tools]
-    props = schema_props((s.name, s.json_schema()) for s in specs)
-    return {s.name: tool_facts(s.description, props[s.name], vocabulary) for s in specs}
 
 
 def arg_hints(

@@ -186,12 +186,13 @@ def _remap(action: ActionSpec, same: dict[str, str]) -> ActionSpec:
 def _tool_action(sit: Situation, tools: list[str], aid: str) -> ActionSpec | None:
     """The first of ``tools`` whose required arguments the context parameters fill (and
     the question's month, where the tool takes one: "that month" is the asked month)."""
+    dated = _asked_month(sit) is not None
     for tool in tools:
-        args = _fill_args(sit, sit.required.get(tool, []))
+        names = list(sit.required.get(tool, []))
+        if dated and "month" in sit.takes.get(tool, []) and "month" not in names:
+            names.append("month")
+        args = _fill_args(sit, names)
         if args is not None:
-            month = _asked_month(sit)
-            if "month" in sit.takes.get(tool, []) and month is not None:
-                args.setdefault("month", month)
             return ActionSpec.model_validate({"id": aid, "tool": tool, "args": args})
     return None
 
@@ -216,7 +217,7 @@ def _fill_args(sit: Situation, names: list[str]) -> dict[str, JSON] | None:
         "product_id": product.get("id"),
         "merchant_id": p.get("merchant_id"),
         "campaign_id": campaign.get("id") if isinstance(campaign, dict) else None,
-        "month": p.get("month"),
+        "month": _asked_month(sit),
     }
     if any(known.get(n) is None for n in names):
         return None
