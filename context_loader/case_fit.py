@@ -201,6 +201,9 @@ class _PlanView:
         self.tools = {t for a in plan for t in tools_of(a)}
         self.facts = [fit.facts[t] for t in self.tools if t in fit.facts]
         self.arg_names = {k for a in plan for k in a.args} | {k for f in self.facts for k in f.args}
+        self.items = asked.requirements.items
+        self.wanted = self._wanted(asked.requirements)
+        self.home = self._home_tools()  # the tools that answer for the asked subject
 
     def uncovered_share(self, req: Requirement) -> float:
         """0 when the plan covers ``req``, else the share of its weight it leaves open."""
@@ -209,7 +212,7 @@ class _PlanView:
         if isinstance(req, PeriodReq):
             return 0.0 if self._takes_period(req) else 1.0
         if isinstance(req, MeasureReq) and (figures := self.wholes.get(req.id)):
-            return 0.0 if figures & self.tools else ADDABLE  # the planner adds the figure
+            return 0.0 if figures & self.home else ADDABLE  # the planner adds the figure
         if isinstance(req, MeasureReq):
             return 0.0 if self._carries(req.measure) else 1.0
         if isinstance(req, SelectionReq):
@@ -230,9 +233,8 @@ class _PlanView:
         return any(isinstance(v, list) and named & {x for x in v if isinstance(x, int)}
                    for v in lists)  # fmt: skip
 
-    def idle(self, requirements: Requirements) -> int:
-        """Actions whose tool answers only aspects and listings the question does not ask
-        for (a ranking nobody asked for, a trend for a one-month lookup)."""
+    def _wanted(self, requirements: Requirements) -> set[str]:
+        """The aspects and listings the question asks for (``aspect:x``, ``list:y``)."""
         items = requirements.items
         wanted = {f"aspect:{r.aspect}" for r in items if isinstance(r, AspectReq)}
         targets: set[str | None] = {r.target for r in items if isinstance(r, SelectionReq)}
@@ -243,6 +245,29 @@ class _PlanView:
             wanted |= self.nouns  # ("哪些商品卖得好" lists products, not the shop's categories)
         if any(isinstance(r, PeriodReq) and r.start_month != r.end_month for r in items):
             wanted.add("aspect:trend")
+        return wanted
+
+    def _home_tools(self) -> set[str]:
+        """The tools of actions that answer for the asked subjects: not those a fan-out
+        runs over a listing of other subjects of the same kind nobody asked for (the price
+        bands of each of ten leaves, for a question asking the bands of the category)."""
+        kinds = {f"list:{r.subject_type}" for r in self.items if isinstance(r, SubjectReq)}
+        away: set[str] = set()  # actions answering for other subjects
+        for action in self.plan:
+            ref = action.for_each.ref if action.for_each is not None else None
+            feeder = next((a for a in self.plan if a.id == ref), None)
+            if feeder is None:
+                continue
+            roles = set().union(*(self.roles.get(t, set()) for t in tools_of(feeder)))
+            if ref in away or (roles & kinds and not roles & self.wanted):
+                away.add(action.id)
+        return {t for a in self.plan if a.id not in away for t in tools_of(a)}
+
+    def idle(self, requirements: Requirements) -> int:
+        """Actions whose tool answers only aspects and listings the question does not ask
+        for (a ranking nobody asked for, a trend for a one-month lookup)."""
+        items = requirements.items
+        wanted = self.wanted
         feeders = {d for a in self.plan for d in inputs(a)}  # a means to another action
         named = sum(isinstance(r, SubjectReq) for r in items)
         # a feeder nobody asked for whose one value an argument reads narrows a ranking
@@ -344,7 +369,7 @@ class _PlanView:
     def _aspect(self, req: AspectReq) -> float:
         term = self.vocabulary.aspect(req.aspect)
         tools = set(term.tools) if term else set()
-        if tools & self.tools:
+        if tools & self.home:
             return 0.0
         return ADDABLE if tools & self.loaded else 0.0  # not loadable: no case covers it
 

@@ -1,6 +1,6 @@
-"""The plan is composed beyond one case: named sets compared as named, a figure asked of
-the whole beside its parts, the product's own tools for a named product, and an added
-tool that reads the asked month."""
+"""The plan is composed beyond one case: named sets compared as named, a figure (or a
+month-by-month series) asked of the whole beside its parts, the product's own tools for a
+named product, and an added tool that reads the asked month or month range."""
 
 from __future__ import annotations
 
@@ -50,6 +50,8 @@ async def test_a_figure_asked_beside_the_parts_is_looked_up_whole(
         ("面霜上个月卖了多少钱？另外看下它的价格带", ["卖了多少钱"]),
         ("how big was the air fryer market last month, and what are its top 5 products?",
          ["how big was the air fryer market"]),
+        ("电吹风7到12月每个月的GMV，再看下价格带分布", ["GMV"]),  # a series of the whole
+        ("air fryers: GMV each month of 2025, and the top 5 products", ["GMV"]),
         ("compare cat food and dog food on GMV", []),  # a comparison: each subject's GMV
         ("which leaf categories drive the GMV, and how are their price bands split?", []),
         ("do face cream buyers skew high spending? and which price band sells most?", []),
@@ -106,3 +108,41 @@ async def test_an_added_aspect_reads_the_asked_month(full_loader: ContextLoader)
     months = {t: a.get("month") for t, a in plan}
     assert months.get("get_search_keywords") == "2025-10", plan
     assert months.get("get_category_overview") == "2025-10", plan
+
+
+async def test_a_monthly_series_beside_the_bands_is_the_categorys_trend(
+    full_loader: ContextLoader,
+) -> None:
+    """ "每个月的GMV" over a range beside the price bands: the category's own trend over
+    that range, not only the trend of its price bands."""
+    plan = await plan_of(full_loader, "电吹风2025年7到12月每个月的GMV，再看下价格带分布")
+    trends = [a for t, a in plan if t == "get_category_trend"]
+    assert trends and trends[0].get("category_id") == 551398882, plan
+    assert (trends[0].get("start_month"), trends[0].get("end_month")) == ("2025-07", "2025-12")
+    assert "get_price_bands" in [t for t, _ in plan], plan
+
+
+async def test_the_bands_of_the_category_are_not_those_of_its_leaves(
+    full_loader: ContextLoader,
+) -> None:
+    """The category's GMV and price bands: its own bands and overview, not a plan that
+    ranks leaves nobody asked for and reads the bands (and top products) of each."""
+    plan = await plan_of(full_loader, "面霜上个月的GMV是多少？另外看看它的价格带")
+    tools = [t for t, _ in plan]
+    assert "rank_categories" not in tools and "get_top_products" not in tools, plan
+    bands = [a for t, a in plan if t == "get_price_bands"]
+    assert bands and bands[0].get("category_id") == 533475331, plan
+
+
+async def test_an_added_tool_reads_the_asked_month_range(full_loader: ContextLoader) -> None:
+    """A launch calendar added beside rising search terms covers the half year asked, not
+    the tool's default range."""
+    plan = await plan_of(
+        full_loader, "Air fryers: rising search terms, plus the launch calendar for H1 2025"
+    )
+    calendars = [a for t, a in plan if t == "get_launch_calendar"]
+    assert calendars, plan
+    assert (calendars[0].get("start_month"), calendars[0].get("end_month")) == (
+        "2025-01",
+        "2025-06",
+    ), plan

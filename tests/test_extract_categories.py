@@ -102,6 +102,24 @@ async def test_top_level_aliases(
     assert res.data["best_id"] == cat_id(full, "name_zh = '美容护肤/美体/精油'") == 1801
 
 
+@pytest.mark.parametrize(
+    ("text", "said", "name_zh"),
+    [
+        ("吹风机近半年的上新节奏", "吹风机", "电吹风"),
+        ("尿不湿哪个价位卖得最好", "尿不湿", "纸尿裤"),
+        ("行李箱和电饭锅比一比", "行李箱", "拉杆箱"),
+    ],
+)
+async def test_everyday_names_of_leaves(
+    full_ex: ToolExecutor, full: sqlite3.Connection, text: str, said: str, name_zh: str
+) -> None:
+    """What people call a product ("吹风机") names the category ("电吹风")."""
+    res = await extract(full_ex, text)
+    check_mentions(res, text, full)
+    first = res.data["categories"][0]
+    assert (first["text"], first["category"]["name_zh"]) == (said, name_zh)
+
+
 async def test_english_plural(full_ex: ToolExecutor, full: sqlite3.Connection) -> None:
     text = "How did air fryers sell in 2025?"
     res = await extract(full_ex, text)

@@ -140,7 +140,32 @@ TIME_CASES = [
     ("2025年1月至6月", "2025-01", "2025-06"),
     ("last 2 years", "2024-01", "2025-12"),
     ("12月", "2025-12", "2025-12"),
+    # ranges written short: one end's 月 or year implied, a dash between the ends
+    ("7到12月", "2025-07", "2025-12"),
+    ("7-12月", "2025-07", "2025-12"),
+    ("2025年7-12月", "2025-07", "2025-12"),
+    ("2024年12月-2025年3月", "2024-12", "2025-03"),
+    ("Jul-Dec 2025", "2025-07", "2025-12"),
+    ("Q3-Q4 2025", "2025-07", "2025-12"),
+    ("2025-7", "2025-07", "2025-07"),
 ]
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "start", "end"),
+    [
+        ("卷发棒7到12月每个月的GMV", "7到12月", "2025-07", "2025-12"),
+        ("curling irons, jul-dec 2025 gmv by month", "jul-dec 2025", "2025-07", "2025-12"),
+        ("2025年7月-2025年12月的卷发棒", "2025年7月-2025年12月", "2025-07", "2025-12"),
+    ],
+)
+async def test_find_periods_reads_a_short_range_whole(
+    ex: ToolExecutor, text: str, words: str, start: str, end: str
+) -> None:
+    res = await ex.call("find_periods", {"text": text})
+    assert res.ok, res.plain_text
+    found = [(p["text"], p["start_month"], p["end_month"]) for p in res.data["periods"]]
+    assert found == [(words, start, end)]
 
 
 @pytest.mark.parametrize(("text", "start", "end"), TIME_CASES)

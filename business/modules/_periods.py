@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic import Field
 
-from business.modules._recognize import (
+from business.modules._shared import Args, store_of
+from business.modules._time_words import (
     TIME_EXAMPLES,
     Period,
     month_index,
@@ -26,7 +27,6 @@ from business.modules._recognize import (
     parse_period,
     period_months,
 )
-from business.modules._shared import Args, store_of
 from deepagent.core.schema import ToolResult
 from deepagent.tools import ToolContext, tool
 
@@ -34,6 +34,8 @@ _ATOMS = [
     r"(?:19|20)\d{2}\s*(?:[-/.]|年)\s*(?:1[0-2]|0?[1-9])(?!\d)\s*月?",
     r"(?:19|20)\d{2}\s*年?(?:度)?",
     r"(?:1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月(?:份)?",
+    r"(?<![\d.\-/])(?:1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])(?=\s*(?:到|至|~|～|-|—|–)\s*"
+    r"(?:1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月)",  # "7到12月": the start of a range
     r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?",
     r"(?<![a-z])q\s*[1-4](?!\d)|第?\s*[一二三四1-4]\s*季度|\b(?:first|second|third|fourth|1st|2nd"

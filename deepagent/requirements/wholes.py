@@ -7,7 +7,12 @@ question (``clauses``) asks for a figure ("多少", "how big"), names no aspect,
 comparison or listing ("which categories"), and does not point at listed items ("their
 growth", "各自"), is asked of the subject itself; the vocabulary's
 ``figures`` name the tools that give one subject's own figures (a category's overview, a
-campaign's results, the merchant's totals)."""
+campaign's results, the merchant's totals).
+
+A month-by-month series of the subject ("monthly GMV from Jul to Dec, plus the price band
+breakdown") is a figure of the whole too: the series aspect (``trend``) is not a part, and a
+part that asks for one asks for figures. A question over a month range gets the figure
+tools that take one (the category's trend, not its one-month overview)."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from deepagent.requirements.model import (
     AspectReq,
     ComparisonReq,
     MeasureReq,
+    PeriodReq,
     Requirements,
     SelectionReq,
     SubjectReq,
@@ -27,7 +33,9 @@ from deepagent.requirements.tool_facts import ToolFacts
 from deepagent.requirements.vocabulary import Vocabulary
 
 _LISTED = re.compile(
-    r"它们|他们|其中|各自|分别|每个|各个|\btheir\b|\bthem\b|\bthese\b|\bthose\b|\beach\b", re.I
+    r"它们|他们|其中|各自|分别|(?:每个|各个)(?!月)|\btheir\b|\bthem\b|\bthese\b|\bthose\b"
+    r"|\beach\b(?!\s+month)",  # "每个月", "each month": a series, not listed items
+    re.I,
 )
 _LISTING = re.compile(  # "which second-level categories drive the GMV": parts, by name
     r"(?:哪些|哪个|哪几|哪一|\bwhich\b)[^，,。？?]{0,15}?"
@@ -39,7 +47,9 @@ _FIGURE = re.compile(  # the part asks for a figure: "GMV多少", "how big was t
     r"|\bwhat (?:was|is|were|are)\b|\bwhat's\b|\btotal\b|\bsize\b|总共|一共|总额|规模",
     re.I,
 )
-_KINDS = ("own_shop", "campaign", "category")  # the most specific subject first
+_KINDS = ("own_shop", "product", "campaign", "category")  # the most specific subject first
+SERIES = "trend"  # the aspect of a month-by-month series: of the whole or of its parts
+_RANGE_ARGS = frozenset({"start_month", "end_month"})
 
 
 def whole_measures(question: str, requirements: Requirements) -> list[MeasureReq]:
@@ -48,10 +58,11 @@ def whole_measures(question: str, requirements: Requirements) -> list[MeasureReq
     items = requirements.items
     if any(isinstance(r, ComparisonReq) for r in items):
         return []
-    parts = [_span(question, r.text) for r in items if isinstance(r, AspectReq | SelectionReq)]
+    parts = [_span(question, r.text) for r in items if _is_part(r)]
     taken = [p for p in parts if p is not None]
     if not taken:
         return []  # nothing but figures: a plain lookup, which the case fit already finds
+    series = [s for r in items if _is_series(r) and (s := _span(question, r.text))]
     out: dict[str, MeasureReq] = {}
     at = 0
     for clause in clauses(question):
@@ -59,12 +70,21 @@ def whole_measures(question: str, requirements: Requirements) -> list[MeasureReq
         end, at = start + len(clause), max(at, start + len(clause))
         if any(a < end and start < b for a, b in taken) or _LISTED.search(clause):
             continue  # this part asks for parts of the subject, or points at them
-        if _LISTING.search(clause) or not _FIGURE.search(clause):
+        asks = _FIGURE.search(clause) or any(a < end and start < b for a, b in series)
+        if _LISTING.search(clause) or not asks:
             continue  # it names the parts it lists, or asks no figure
         for r in items:
             if isinstance(r, MeasureReq) and r.text and r.text in clause:
                 out[r.id] = r
     return list(out.values())
+
+
+def _is_series(req: object) -> bool:
+    return isinstance(req, AspectReq) and req.aspect == SERIES
+
+
+def _is_part(req: object) -> bool:
+    return isinstance(req, SelectionReq) or (isinstance(req, AspectReq) and not _is_series(req))
 
 
 def _span(question: str, text: str) -> tuple[int, int] | None:
@@ -78,9 +98,19 @@ def figure_tools(
     vocabulary: Vocabulary,
     facts: Mapping[str, ToolFacts],
 ) -> list[str]:
-    """The loaded tools (``facts``) that give the asked subject's own ``measure``: the
-    merchant's shop, a campaign, else a category (the main one by default)."""
+    """The loaded tools (``facts``) that give the asked subject's own ``measure``: of the
+    most specific subject kind that has one (the merchant's shop, a product, a campaign,
+    else a category: the main one by default); over a month range, those that take one
+    when any does."""
     kinds = {r.subject_type for r in requirements.items if isinstance(r, SubjectReq)}
-    wanted = [k for k in _KINDS if k in kinds] + ["category"]
-    tools = [t for k in wanted for t in vocabulary.figures.get(k, []) if t in facts]
-    return [t for t in dict.fromkeys(tools) if measure.measure in facts[t].measures]
+    ranged = any(
+        isinstance(r, PeriodReq) and r.start_month != r.end_month for r in requirements.items
+    )
+    for kind in [k for k in _KINDS if k in kinds] + ["category"]:
+        tools = [t for t in vocabulary.figures.get(kind, []) if t in facts]
+        found = [t for t in tools if measure.measure in facts[t].measures]
+        over = [t for t in found if facts[t].args >= _RANGE_ARGS]
+        chosen = (over or found) if ranged else [t for t in found if t not in over] or found
+        if chosen:
+            return chosen
+    return []

@@ -185,16 +185,29 @@ def _remap(action: ActionSpec, same: dict[str, str]) -> ActionSpec:
 
 def _tool_action(sit: Situation, tools: list[str], aid: str) -> ActionSpec | None:
     """The first of ``tools`` whose required arguments the context parameters fill (and
-    the question's month, where the tool takes one: "that month" is the asked month)."""
+    the question's month, where the tool takes one: "that month" is the asked month; the
+    question's month range, where it takes one: "the 2025 launch calendar")."""
     dated = _asked_month(sit) is not None
+    span = _asked_range(sit)
     for tool in tools:
         names = list(sit.required.get(tool, []))
-        if dated and "month" in sit.takes.get(tool, []) and "month" not in names:
+        takes = sit.takes.get(tool, [])
+        if span is not None and {"start_month", "end_month"} <= set(takes):
+            names += [n for n in ("start_month", "end_month") if n not in names]
+        elif dated and "month" in takes and "month" not in names:
             names.append("month")
         args = _fill_args(sit, names)
         if args is not None:
             return ActionSpec.model_validate({"id": aid, "tool": tool, "args": args})
     return None
+
+
+def _asked_range(sit: Situation) -> tuple[str, str] | None:
+    """The one month range the question asks about (none for a single month)."""
+    periods = [r for r in sit.requirements if r.get("kind") == "period"]
+    if len(periods) != 1 or periods[0].get("start_month") == periods[0].get("end_month"):
+        return None
+    return str(periods[0]["start_month"]), str(periods[0]["end_month"])
 
 
 def _asked_month(sit: Situation) -> str | None:
@@ -218,6 +231,7 @@ def _fill_args(sit: Situation, names: list[str]) -> dict[str, JSON] | None:
         "merchant_id": p.get("merchant_id"),
         "campaign_id": campaign.get("id") if isinstance(campaign, dict) else None,
         "month": _asked_month(sit),
+        **dict(zip(("start_month", "end_month"), _asked_range(sit) or (None, None), strict=True)),
     }
     if any(known.get(n) is None for n in names):
         return None
