@@ -203,7 +203,8 @@ class _PlanView:
         self.arg_names = {k for a in plan for k in a.args} | {k for f in self.facts for k in f.args}
         self.items = asked.requirements.items
         self.wanted = self._wanted(asked.requirements)
-        self.home = self._home_tools()  # the tools that answer for the asked subject
+        self.away = self._away()
+        self.home = {t for a in plan if a.id not in self.away for t in tools_of(a)}
 
     def uncovered_share(self, req: Requirement) -> float:
         """0 when the plan covers ``req``, else the share of its weight it leaves open."""
@@ -237,7 +238,7 @@ class _PlanView:
         """The aspects and listings the question asks for (``aspect:x``, ``list:y``)."""
         items = requirements.items
         wanted = {f"aspect:{r.aspect}" for r in items if isinstance(r, AspectReq)}
-        targets: set[str | None] = {r.target for r in items if isinstance(r, SelectionReq)}
+        targets: set[str | None] = {_target(r) for r in items if isinstance(r, SelectionReq)}
         if None in targets or any(isinstance(r, ComparisonReq) for r in items):
             targets = set(self.vocabulary.listings)  # any listing may answer it
         wanted |= {f"list:{t}" for t in targets if t}
@@ -247,12 +248,12 @@ class _PlanView:
             wanted.add("aspect:trend")
         return wanted
 
-    def _home_tools(self) -> set[str]:
-        """The tools of actions that answer for the asked subjects: not those a fan-out
-        runs over a listing of other subjects of the same kind nobody asked for (the price
+    def _away(self) -> set[str]:
+        """The actions that answer for other subjects than the asked ones: those a fan-out
+        runs over a listing of subjects of an asked kind that nobody asked for (the price
         bands of each of ten leaves, for a question asking the bands of the category)."""
         kinds = {f"list:{r.subject_type}" for r in self.items if isinstance(r, SubjectReq)}
-        away: set[str] = set()  # actions answering for other subjects
+        away: set[str] = set()
         for action in self.plan:
             ref = action.for_each.ref if action.for_each is not None else None
             feeder = next((a for a in self.plan if a.id == ref), None)
@@ -261,7 +262,7 @@ class _PlanView:
             roles = set().union(*(self.roles.get(t, set()) for t in tools_of(feeder)))
             if ref in away or (roles & kinds and not roles & self.wanted):
                 away.add(action.id)
-        return {t for a in self.plan if a.id not in away for t in tools_of(a)}
+        return away
 
     def idle(self, requirements: Requirements) -> int:
         """Actions whose tool answers only aspects and listings the question does not ask
@@ -350,7 +351,7 @@ class _PlanView:
             return req.measure is None or self._carries(req.measure)
         listing = set(listing_tools(req.target, self.vocabulary))
         for action in self.plan:
-            if not listing & set(tools_of(action)):
+            if not listing & set(tools_of(action)) or action.id in self.away:
                 continue
             other = self.ranked.get(action.id)  # ranked by another measure already: "the
             if other is not None and req.measure and other != req.measure:
@@ -372,6 +373,11 @@ class _PlanView:
         if tools & self.home:
             return 0.0
         return ADDABLE if tools & self.loaded else 0.0  # not loadable: no case covers it
+
+
+def _target(req: SelectionReq) -> str | None:
+    """What a selection lists: its target; the main price band is one of the bands."""
+    return req.target or ("band" if req.rule == "main_band" else None)
 
 
 def _roles(vocabulary: Vocabulary) -> dict[str, set[str]]:

@@ -176,3 +176,19 @@ async def test_which_part_drove_a_change_ranks_by_that_change(full_loader: Conte
     loaded = await full_loader.load(ContextRequest(question=question))
     tops = [r for r in loaded.requirements.items if r.kind == "selection"]
     assert [(r.rule, r.measure) for r in tops] == [("top", "growth")]
+
+
+async def test_products_of_the_main_band_are_not_those_of_unasked_leaves(
+    full_loader: ContextLoader,
+) -> None:
+    """The leading products of the main price band of a category with leaves: its bands
+    and the main band's top products, not a sub-task run for each of its fastest-growing
+    leaves (rankings of other categories' products, which nobody asked for)."""
+    plan = await plan_of(
+        full_loader,
+        "sports shoes, Oct 2025: show me the leading products within the dominant price tier",
+    )
+    tools = [t for t, _ in plan]
+    assert "rank_categories" not in tools and "" not in tools, plan
+    top = [a for t, a in plan if t == "get_top_products"]
+    assert top and top[0]["category_id"] == 537582400 and top[0]["month"] == "2025-10", plan

@@ -142,6 +142,21 @@ def test_a_superlative_before_a_singular_noun_asks_for_one(extractor: OfflineExt
 @pytest.mark.parametrize(
     ("question", "k"),
     [
+        ("护手霜里卖得最好的型号是哪个", 1),
+        ("护手霜里领先的商品给我看看", None),  # a group word, not a superlative of one
+        ("护手霜的头部商品有什么共同点", None),
+    ],
+)
+def test_a_chinese_superlative_asks_for_one_a_group_word_does_not(
+    extractor: OfflineExtractor, question: str, k: int | None
+) -> None:
+    req = extract(extractor, question, (HAND_CREAM, "护手霜"))
+    assert [s[1] for s in chosen(req) if s[0] == "top"] == [k]
+
+
+@pytest.mark.parametrize(
+    ("question", "k"),
+    [
         ("What's the best-selling electric kettle?", 1),
         ("Best-selling electric kettle under ¥300?", 1),
         ("Best seller in electric kettle for Double 12 2024?", 1),

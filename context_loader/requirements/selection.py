@@ -272,8 +272,9 @@ def _singular_which(clause: str) -> bool:
 
 def _zh_singular(text: str, m: re.Match[str]) -> int | None:
     """1 for a Chinese superlative before a noun of what it ranks when nothing in its
-    clause says several ("卖得最好的型号", "增速最快的品牌"; not "…的品牌有哪些")."""
-    if not w.ZH_RANKED_NOUN.match(text, m.end()):
+    clause says several ("卖得最好的型号", "增速最快的品牌"; not "…的品牌有哪些"; not a
+    word without 最, which names a group: "头部商品", "领先的商品")."""
+    if "最" not in m.group(0) or not w.ZH_RANKED_NOUN.match(text, m.end()):
         return None
     lo = max((text.rfind(c, 0, m.start()) for c in w.ZH_STOPS), default=-1) + 1
     ends = [i for c in w.ZH_STOPS if (i := text.find(c, m.end())) >= 0]
