@@ -146,3 +146,14 @@ async def test_an_added_tool_reads_the_asked_month_range(full_loader: ContextLoa
         "2025-01",
         "2025-06",
     ), plan
+
+
+async def test_an_added_listing_carries_the_asked_measure(full_loader: ContextLoader) -> None:
+    """ "每个子类目各卖了多少" beside the category's total: the sub-categories ranked by
+    the asked measure under that category (their figures), not a list of their names."""
+    plan = await plan_of(full_loader, "女装上个月一共卖了多少钱？往下拆一层，每个子类目各卖了多少")
+    ranked = [a for t, a in plan if t == "rank_categories"]
+    assert ranked, plan
+    assert ranked[0]["parent_id"] == 16 and ranked[0]["metric"] == "gmv", plan
+    assert ranked[0]["leaf_only"] is False and ranked[0]["month"] == "2025-12", plan
+    assert "list_child_categories" not in [t for t, _ in plan], plan

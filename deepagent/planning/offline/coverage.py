@@ -62,7 +62,7 @@ def _aspect_actions(
         tools = [t for t in req.get("tools", []) if t in sit.tools]
         if req.get("kind") not in ("aspect", "measure") or not tools or used & set(tools):
             continue
-        action = _tool_action(sit, tools, f"{tag}_{PRE}a{len(out) + 1}")
+        action = _tool_action(sit, tools, f"{tag}_{PRE}a{len(out) + 1}", req.get("args"))
         if action is not None:
             out.append(action)
             used.add(action.tool)
@@ -183,23 +183,43 @@ def _remap(action: ActionSpec, same: dict[str, str]) -> ActionSpec:
     return ActionSpec.model_validate(json.loads(raw))
 
 
-def _tool_action(sit: Situation, tools: list[str], aid: str) -> ActionSpec | None:
+def _tool_action(
+    sit: Situation, tools: list[str], aid: str, hints: Any = None
+) -> ActionSpec | None:
     """The first of ``tools`` whose required arguments the context parameters fill (and
     the question's month, where the tool takes one: "that month" is the asked month; the
-    question's month range, where it takes one: "the 2025 launch calendar")."""
+    question's month range, where it takes one: "the 2025 launch calendar"). A tool that
+    ranks by an asked measure comes first ("各个二级类目分别多少": the sub-categories with
+    their GMV, not their names), with the requirement's arguments (``hints``: tool ->
+    arguments) and the asked measure as its metric."""
     dated = _asked_month(sit) is not None
     span = _asked_range(sit)
-    for tool in tools:
-        names = list(sit.required.get(tool, []))
+    asked = [str(r["measure"]) for r in sit.requirements if r.get("kind") == "measure"
+             and r.get("measure")]  # fmt: skip
+    for tool in sorted(tools, key=lambda t: _metric(sit, t, asked) is None):
         takes = sit.takes.get(tool, [])
+        names = list(sit.required.get(tool, []))
         if span is not None and {"start_month", "end_month"} <= set(takes):
             names += [n for n in ("start_month", "end_month") if n not in names]
         elif dated and "month" in takes and "month" not in names:
             names.append("month")
+        if "parent_id" in takes and "parent_id" not in names:
+            names.append("parent_id")  # the ranking under the asked category
         args = _fill_args(sit, names)
-        if args is not None:
-            return ActionSpec.model_validate({"id": aid, "tool": tool, "args": args})
+        if args is None:
+            continue
+        extra = hints.get(tool) if isinstance(hints, dict) else None
+        args |= {k: v for k, v in (extra or {}).items() if k in takes}
+        if (metric := _metric(sit, tool, asked)) is not None:
+            args["metric"] = metric
+        return ActionSpec.model_validate({"id": aid, "tool": tool, "args": args})
     return None
+
+
+def _metric(sit: Situation, tool: str, asked: list[str]) -> str | None:
+    """The first asked measure the tool ranks by (its ``metric`` choices)."""
+    choices = sit.choices.get(tool, {}).get("metric", [])
+    return next((m for m in asked if m in choices), None)
 
 
 def _asked_range(sit: Situation) -> tuple[str, str] | None:
@@ -227,6 +247,7 @@ def _fill_args(sit: Situation, names: list[str]) -> dict[str, JSON] | None:
     campaign = p.get("campaign") or {}
     known: dict[str, JSON] = {
         "category_id": category.get("id"),
+        "parent_id": category.get("id"),
         "product_id": product.get("id"),
         "merchant_id": p.get("merchant_id"),
         "campaign_id": campaign.get("id") if isinstance(campaign, dict) else None,

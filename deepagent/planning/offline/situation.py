@@ -37,6 +37,7 @@ class Situation:
     coverage: list[dict[str, Any]] = field(default_factory=list)
     required: dict[str, list[str]] = field(default_factory=dict)  # tool -> required args
     takes: dict[str, list[str]] = field(default_factory=dict)  # tool -> every argument
+    choices: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # tool -> enums
 
 
 def read_situation(messages: Sequence[BaseMessage]) -> Situation:
@@ -69,6 +70,7 @@ def read_situation(messages: Sequence[BaseMessage]) -> Situation:
         coverage=_json_list(parts.get("coverage", "")),
         required={sig.split("(", 1)[0]: _required(sig) for sig in signatures},
         takes={sig.split("(", 1)[0]: _arguments(sig) for sig in signatures},
+        choices={sig.split("(", 1)[0]: _choices(sig) for sig in signatures},
     )
 
 
@@ -110,6 +112,20 @@ def _required(signature: str) -> list[str]:
 
 def _arguments(signature: str) -> list[str]:
     return [p.split(":", 1)[0] for p in _parts(signature)]
+
+
+_CHOICE = re.compile(r'^\s*"[^"]*"(?:\s*\|\s*"[^"]*")*\s*$')
+
+
+def _choices(signature: str) -> dict[str, list[str]]:
+    """The arguments that take one of listed values (``metric: "gmv" | "units" = "gmv"``)."""
+    out: dict[str, list[str]] = {}
+    for part in _parts(signature):
+        name, _, rest = part.partition(":")
+        typ = rest.split("=", 1)[0]
+        if _CHOICE.match(typ):
+            out[name.strip()] = re.findall(r'"([^"]*)"', typ)
+    return out
 
 
 def case_tag(case_id: str) -> str:
