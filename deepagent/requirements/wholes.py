@@ -42,9 +42,13 @@ _LISTING = re.compile(  # "which second-level categories drive the GMV": parts, 
     r"(?:类目|品类|细分|商品|产品|单品|价格带|价位|品牌|店|词|categor|product|item|band|brand|shop|term)",
     re.I,
 )
+_CHANGE_ZH = "(?:涨|跌|增长|下滑|下降|上涨|上升|提升|减少|萎缩|变多|变少|回落)"
 _FIGURE = re.compile(  # the part asks for a figure: "GMV多少", "how big was the market"
     r"多少|几个|几成|多大|多高|多少钱|是多少|怎么样|咋样|如何|\bhow (?:much|many|big|large|high)\b"
-    r"|\bwhat (?:was|is|were|are)\b|\bwhat's\b|\btotal\b|\bsize\b|总共|一共|总额|规模",
+    r"|\bwhat (?:was|is|were|are)\b|\bwhat's\b|\btotal\b|\bsize\b|总共|一共|总额|规模"
+    r"|(?:是不是|有没有)\s*(?:在)?" + _CHANGE_ZH + "|(?:" + _CHANGE_ZH + ")了?吗"  # did it change?
+    r"|^\s*(?:was|were|is|are|did|has|have)\b.*\b(?:up|down|grow|grew|growing|rise|rose|risen"
+    r"|fall|fell|fallen|drop|dropped|decline|declined|shrink|shrank|shrinking)\b",
     re.I,
 )
 _KINDS = ("own_shop", "product", "campaign", "category")  # the most specific subject first
