@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from context_loader.fit_scope import SHOP_WORDS, away, roles_of, unnamed_kinds, wanted
 from context_loader.fit_subjects import as_planned, listed_nouns, many_new, named_subjects
 from context_loader.plan_shape import (
     filled,
@@ -50,7 +51,6 @@ from deepagent.requirements.model import (
     SubjectReq,
 )
 from deepagent.requirements.tool_facts import registry_facts
-from deepagent.requirements.vocabulary import Vocabulary
 from deepagent.requirements.wholes import figure_tools, whole_measures
 from deepagent.tools import ToolRegistry
 from rag_cases.retriever import CaseHit
@@ -85,6 +85,7 @@ class _Asked:
     many_new: bool  # the merchant's new products asked about as a set
     wholes: dict[str, frozenset[str]]  # measure asked of the whole -> tools giving it
     campaigns: list[str]  # the campaigns the question names, by its words
+    shop: bool  # it speaks of a shop or of the one asking ("我", "our", "M1003")
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ class CaseFit:
         self.vocabulary = registry.vocabulary()
         self.props = schema_props((s.name, s.json_schema()) for s in registry.tools.values())
         self.takes = {name: list(props) for name, props in self.props.items()}
-        self.roles = _roles(self.vocabulary)
+        self.roles = roles_of(self.vocabulary)
         self.narrowing = {f"aspect:{t.name}" for t in self.vocabulary.aspects if t.narrows}
         self.listing = set().union(*(set(t) for t in self.vocabulary.listings.values()))
         self.primary = {  # tool -> the aspect that names it first (what the tool is for),
@@ -129,7 +130,8 @@ class CaseFit:
                        many_new(question, requirements),
                        self._wholes(question, requirements, tools),
                        [r.text for r in requirements.items if isinstance(r, SubjectReq)
-                        and r.subject_type == "campaign" and r.text])  # fmt: skip
+                        and r.subject_type == "campaign" and r.text],
+                       bool(SHOP_WORDS.search(question)))  # fmt: skip
         usable = set(tools)
         params = as_planned(params, asked.named)
         fits = [
@@ -187,6 +189,7 @@ class _PlanView:
         self.plan = plan
         self.named = asked.named  # subject kind -> the ids the question names
         self.campaigns = asked.campaigns
+        self.asked = asked
         self.nouns = asked.nouns  # listings of the targets the question names
         self.many_new = asked.many_new
         self.wholes = asked.wholes
@@ -202,8 +205,8 @@ class _PlanView:
         self.facts = [fit.facts[t] for t in self.tools if t in fit.facts]
         self.arg_names = {k for a in plan for k in a.args} | {k for f in self.facts for k in f.args}
         self.items = asked.requirements.items
-        self.wanted = self._wanted(asked.requirements)
-        self.away = self._away()
+        self.wanted = wanted(self.items, self.vocabulary, asked.nouns)
+        self.away = away(plan, self.items, self.roles, self.wanted)
         self.home = {t for a in plan if a.id not in self.away for t in tools_of(a)}
 
     def uncovered_share(self, req: Requirement) -> float:
@@ -234,36 +237,6 @@ class _PlanView:
         return any(isinstance(v, list) and named & {x for x in v if isinstance(x, int)}
                    for v in lists)  # fmt: skip
 
-    def _wanted(self, requirements: Requirements) -> set[str]:
-        """The aspects and listings the question asks for (``aspect:x``, ``list:y``)."""
-        items = requirements.items
-        wanted = {f"aspect:{r.aspect}" for r in items if isinstance(r, AspectReq)}
-        targets: set[str | None] = {_target(r) for r in items if isinstance(r, SelectionReq)}
-        if None in targets or any(isinstance(r, ComparisonReq) for r in items):
-            targets = set(self.vocabulary.listings)  # any listing may answer it
-        wanted |= {f"list:{t}" for t in targets if t}
-        if not targets:  # no ranking: the things the question names are what it lists
-            wanted |= self.nouns  # ("哪些商品卖得好" lists products, not the shop's categories)
-        if any(isinstance(r, PeriodReq) and r.start_month != r.end_month for r in items):
-            wanted.add("aspect:trend")
-        return wanted
-
-    def _away(self) -> set[str]:
-        """The actions that answer for other subjects than the asked ones: those a fan-out
-        runs over a listing of subjects of an asked kind that nobody asked for (the price
-        bands of each of ten leaves, for a question asking the bands of the category)."""
-        kinds = {f"list:{r.subject_type}" for r in self.items if isinstance(r, SubjectReq)}
-        away: set[str] = set()
-        for action in self.plan:
-            ref = action.for_each.ref if action.for_each is not None else None
-            feeder = next((a for a in self.plan if a.id == ref), None)
-            if feeder is None:
-                continue
-            roles = set().union(*(self.roles.get(t, set()) for t in tools_of(feeder)))
-            if ref in away or (roles & kinds and not roles & self.wanted):
-                away.add(action.id)
-        return away
-
     def idle(self, requirements: Requirements) -> int:
         """Actions whose tool answers only aspects and listings the question does not ask
         for (a ranking nobody asked for, a trend for a one-month lookup)."""
@@ -276,8 +249,10 @@ class _PlanView:
         # feeder where no ranking is asked, is only a means
         ranks = any(isinstance(r, SelectionReq) for r in items)
         narrowed = {d for a in self.plan for d in value_refs(a.args)} if ranks else set()
+        foreign = unnamed_kinds(items, self.campaigns, self.asked.shop)
         count = 0
         for action in self.plan:
+            count += any(p.search(k) for k in action.args for p in foreign)
             roles = set().union(*(self.roles.get(t, set()) for t in tools_of(action)))
             unasked = bool(roles) and not roles & wanted
             count += unasked and (action.id not in feeders or action.id in narrowed)
@@ -373,20 +348,3 @@ class _PlanView:
         if tools & self.home:
             return 0.0
         return ADDABLE if tools & self.loaded else 0.0  # not loadable: no case covers it
-
-
-def _target(req: SelectionReq) -> str | None:
-    """What a selection lists: its target; the main price band is one of the bands."""
-    return req.target or ("band" if req.rule == "main_band" else None)
-
-
-def _roles(vocabulary: Vocabulary) -> dict[str, set[str]]:
-    """tool -> the aspects it answers and the targets it lists (``aspect:x``, ``list:y``)."""
-    roles: dict[str, set[str]] = {}
-    for term in vocabulary.aspects:
-        for tool in term.tools:
-            roles.setdefault(tool, set()).add(f"aspect:{term.name}")
-    for target, tools in vocabulary.listings.items():
-        for tool in tools:
-            roles.setdefault(tool, set()).add(f"list:{target}")
-    return roles

@@ -192,3 +192,28 @@ async def test_products_of_the_main_band_are_not_those_of_unasked_leaves(
     assert "rank_categories" not in tools and "" not in tools, plan
     top = [a for t, a in plan if t == "get_top_products"]
     assert top and top[0]["category_id"] == 537582400 and top[0]["month"] == "2025-10", plan
+
+
+@pytest.mark.parametrize(
+    ("question", "foreign"),
+    [
+        ("how are sales?", "campaign_id"),  # no campaign named: not a promotion's results
+        ("what sells best?", "merchant_id"),  # nobody said "my": not the merchant's launches
+    ],
+)
+async def test_a_plan_about_a_subject_nobody_named_loses(
+    full_loader: ContextLoader, question: str, foreign: str
+) -> None:
+    plan = await plan_of(full_loader, question)
+    assert plan and not any(foreign in args for _, args in plan), plan
+
+
+async def test_with_no_subject_named_the_trend_is_the_main_categorys(
+    full_loader: ContextLoader,
+) -> None:
+    """ "最近行情如何" names nothing: the merchant's main category is the subject, so a
+    trend run for each of its least crowded leaves answers for other categories."""
+    plan = await plan_of(full_loader, "最近行情如何")
+    trends = [a for t, a in plan if t == "get_category_trend"]
+    assert trends and trends[0]["category_id"] == 541951066, plan
+    assert "rank_categories" not in [t for t, _ in plan], plan

@@ -131,3 +131,41 @@ async def test_a_prompt_request_is_declined_without_any_tool_call(
     assert not any(r.actions for r in record.rounds)
     assert "only answer questions about the marketplace data" in record.analysis
     assert "<tools>" not in record.analysis and "SKILL" not in record.analysis
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("换成销量看看", "换成"),
+        ("再细一点", "再细"),
+        ("还有呢", "还有呢"),
+        ("do the same for last year", "do the same"),
+        ("the numbers look off, can you redo it", "redo"),
+        ("show me more", "show me more"),
+    ],
+)
+def test_a_follow_up_with_nothing_before_it_asks(question: str, words: str) -> None:
+    """Words that carry on from an earlier answer, with no earlier turn, no page and
+    nothing named: the merchant's default category would answer a question never asked."""
+    why = unclear(question, {}, has_conversation=False)
+    assert why is not None and f"“{words}”" in why.reason_zh and f'"{words}"' in why.reason_en
+    assert unclear(question, {}, has_conversation=True) is None  # there is one to carry on
+    assert unclear(question + "，面霜", {"category": {"id": 3}}, False) is None  # names one
+
+
+@pytest.mark.parametrize(
+    "question", ["哪个更好", "对比一下", "which one should I pick?", "优化建议给一下", "有什么机会"]
+)
+def test_nothing_named_and_nothing_asked_asks(question: str) -> None:
+    """No subject, figure, period, ranking or aspect read from the question (``asked``
+    false) and nothing resolved: the planner asks what to look at."""
+    why = unclear(question, {}, has_conversation=False, asked=False)
+    assert why is not None and "names no category, product or figure" in why.reason_en
+    assert unclear(question, {}, has_conversation=False, asked=True) is None
+
+
+async def test_a_follow_up_without_history_asks_before_any_tool(loader: ContextLoader) -> None:
+    record = await _run(loader, ContextRequest(question="换成销量看看"))
+    assert record.status == "needs_input" and record.pending_question
+    assert "换成" in record.pending_question
+    assert not any(r.actions for r in record.rounds)

@@ -7,7 +7,10 @@ case from default parameters (the merchant's main category, their newest product
 answers a question nobody asked. A reference counts as resolved when the user is on a
 page, the conversation has earlier turns, the question names a category or a product id,
 or it says "my"/"我的" (the merchant's own things) or names a new product (the skill rule
-picks the first of the merchant's new products).
+picks the first of the merchant's new products). Unresolved, it also asks when the question
+carries on from an earlier answer that is not there ("换成销量看看", "do the same for last
+year") or when nothing at all was read from it ("哪个更好", "which one should I pick?"):
+no subject, period, figure, ranking or aspect.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 
 from deepagent.core.schema import JSON
 
-_NOUNS_ZH = "商品|产品|单品|品|宝贝|类目|品类|竞品|对手|活动|店铺|店|品牌|牌子|款"
+_NOUNS_ZH = "商品|产品|单品|品|宝贝|类目|品类|竞品|对手|活动|店铺|店|品牌|牌子|款|爆款|爆品"
 _DANGLING_ZH = re.compile(
     rf"(?:这|那|该)(?:个|款|件|两个|几个|些|两款|几款)?(?:{_NOUNS_ZH})|(?:这|那)(?:两|几)个|(?:这|那)俩"
     r"|(?:刚才|刚刚|之前|上面|前面)(?:的|说的|那|这)?(?:个|款|家|一个)"
@@ -31,6 +34,15 @@ _NOUNS_EN = (
 _DANGLING_EN = re.compile(
     rf"\b(?:this|that|these|those|the other)\s+(?:{_NOUNS_EN})\b"
     r"|\bthe (?:previous|last|earlier) one\b|\bthe one (?:before|from before)\b",
+    re.I,
+)
+# Words that carry on from an earlier answer ("换成销量看看", "do the same for last year"):
+# with no earlier turn and nothing named, there is nothing to carry on from.
+_FOLLOW_UP = re.compile(
+    r"换成|改成|换个|再细|细一点|细一些|还有呢|还有吗|还有别的|同样的|一样的|照这个|按这个|再来一[个次遍]"
+    r"|重新(?:算|做|来|跑|看)|接着|继续"
+    r"|\bdo the same\b|\bsame (?:for|thing|again)\b|\bredo\b|\bagain\b|\bshow me more\b"
+    r"|\bmore detail|\binstead\b|\bwhat else\b|\bgo on\b|\bcontinue\b|\bkeep going\b",
     re.I,
 )
 # A bare pronoun only dangles in a short question; a longer one names its own antecedent
@@ -68,8 +80,11 @@ class Unclear:
     reason_en: str
 
 
-def unclear(question: str, params: dict[str, JSON], has_conversation: bool) -> Unclear | None:
-    """Why the question cannot be acted on as it stands, or None when it can."""
+def unclear(
+    question: str, params: dict[str, JSON], has_conversation: bool, asked: bool = True
+) -> Unclear | None:
+    """Why the question cannot be acted on as it stands, or None when it can. ``asked``:
+    the requirements hold anything at all (a subject, period, measure, ranking, aspect)."""
     content = _FILLER_ZH.sub("", _FILLER_EN.sub("", question))
     if not content or _REPEATED.match(re.sub(r"\s+", "", question)):
         return Unclear("问题没有说明要分析什么", "the question does not say what to analyse")
@@ -78,10 +93,21 @@ def unclear(question: str, params: dict[str, JSON], has_conversation: bool) -> U
     found = _DANGLING_ZH.search(question) or _DANGLING_EN.search(question)
     if found is None and _short(question):
         found = _PRONOUN.search(question)
-    if found is None:
-        return None
-    ref = found.group(0)
-    return Unclear(f"不清楚“{ref}”指的是哪一个", f'it is not clear what "{ref}" refers to')
+    if found is not None:
+        ref = found.group(0)
+        return Unclear(f"不清楚“{ref}”指的是哪一个", f'it is not clear what "{ref}" refers to')
+    if (step := _FOLLOW_UP.search(question)) is not None:
+        ref = step.group(0)
+        return Unclear(
+            f"“{ref}”像是接着之前的分析，但这里没有之前的分析",
+            f'"{ref}" carries on from an earlier answer, and there is none here',
+        )
+    if not asked:  # "哪个更好", "which one should I pick?": nothing named, nothing to default
+        return Unclear(
+            "问题没有说明要分析哪个类目、商品或指标",
+            "the question names no category, product or figure to look at",
+        )
+    return None
 
 
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")

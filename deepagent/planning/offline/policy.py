@@ -100,7 +100,7 @@ def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
         return _nothing_known(unknown)
     if not done and not sit.lite and (outside := outside_only(sit.question, sit.requirements)):
         return _outside(outside)
-    if not done and not sit.lite and (why := unclear(sit.question, sit.params, sit.conversation)):
+    if not done and not sit.lite and (why := _unclear(sit)):
         return _ask(sit, why)
     if not done and not sit.lite and _nothing_asked(sit):
         return _ask(sit, NOTHING_FOUND)
@@ -304,6 +304,10 @@ _ASK = {
 NOTHING_FOUND = Unclear(
     "没能从问题里读出要看的对象或指标", "I could not find in the question what to look at"
 )
+
+
+def _unclear(sit: Situation) -> Unclear | None:
+    return unclear(sit.question, sit.params, sit.conversation, asked=bool(sit.requirements))
 
 
 def _nothing_asked(sit: Situation) -> bool:
