@@ -18,7 +18,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from context_loader.fit_scope import SHOP_WORDS, away, roles_of, unnamed_kinds, wanted
+from context_loader.fit_scope import (
+    CAMPAIGN_WORDS,
+    SHOP_WORDS,
+    away,
+    per_item,
+    roles_of,
+    unnamed_kinds,
+    wanted,
+)
 from context_loader.fit_subjects import as_planned, listed_nouns, many_new, named_subjects
 from context_loader.plan_shape import (
     filled,
@@ -85,6 +93,7 @@ class _Asked:
     many_new: bool  # the merchant's new products asked about as a set
     wholes: dict[str, frozenset[str]]  # measure asked of the whole -> tools giving it
     campaigns: list[str]  # the campaigns the question names, by its words
+    promotion: bool  # it speaks of a promotion ("双11", "during campaigns"), found or not
     shop: bool  # it speaks of a shop or of the one asking ("我", "our", "M1003")
 
 
@@ -131,6 +140,7 @@ class CaseFit:
                        self._wholes(question, requirements, tools),
                        [r.text for r in requirements.items if isinstance(r, SubjectReq)
                         and r.subject_type == "campaign" and r.text],
+                       CAMPAIGN_WORDS.search(question) is not None,
                        bool(SHOP_WORDS.search(question)))  # fmt: skip
         usable = set(tools)
         params = as_planned(params, asked.named)
@@ -207,6 +217,7 @@ class _PlanView:
         self.items = asked.requirements.items
         self.wanted = wanted(self.items, self.vocabulary, asked.nouns)
         self.away = away(plan, self.items, self.roles, self.wanted)
+        self.per_item = per_item(plan, self.roles, self.wanted)
         self.home = {t for a in plan if a.id not in self.away for t in tools_of(a)}
 
     def uncovered_share(self, req: Requirement) -> float:
@@ -249,7 +260,7 @@ class _PlanView:
         # feeder where no ranking is asked, is only a means
         ranks = any(isinstance(r, SelectionReq) for r in items)
         narrowed = {d for a in self.plan for d in value_refs(a.args)} if ranks else set()
-        foreign = unnamed_kinds(items, self.campaigns, self.asked.shop)
+        foreign = unnamed_kinds(items, self.asked.promotion, self.asked.shop)
         count = 0
         for action in self.plan:
             count += any(p.search(k) for k in action.args for p in foreign)
@@ -326,7 +337,7 @@ class _PlanView:
             return req.measure is None or self._carries(req.measure)
         listing = set(listing_tools(req.target, self.vocabulary))
         for action in self.plan:
-            if not listing & set(tools_of(action)) or action.id in self.away:
+            if not listing & set(tools_of(action)) or action.id in self.per_item:
                 continue
             other = self.ranked.get(action.id)  # ranked by another measure already: "the
             if other is not None and req.measure and other != req.measure:

@@ -7,6 +7,8 @@ products, for "what sells best?" (nobody said "my"). This module reads, once per
 - ``wanted``: the aspects and listings the question asks for (``aspect:x``, ``list:y``);
 - ``away``: the actions a fan-out runs over a listing of other subjects of an asked kind
   that nobody asked for (their aspects and rankings are not the asked subject's);
+- ``per_item``: the actions a fan-out runs over any listing nobody asked for (a ranking
+  of each price band's products is not the category's ranking);
 - ``unnamed_kinds``: argument patterns of subjects the question neither names nor
   defaults to (each action taking one is idle).
 """
@@ -72,7 +74,20 @@ def away(
     runs over a listing of subjects of an asked kind (the main category's when none is
     named) that the question does not ask for (``asked``: what ``wanted`` returned)."""
     kinds = {f"list:{r.subject_type}" for r in items if isinstance(r, SubjectReq)}
-    kinds = kinds or {"list:category"}
+    return per_item(plan, roles, asked, kinds or {"list:category"})
+
+
+def per_item(
+    plan: Sequence[ActionSpec],
+    roles: Mapping[str, set[str]],
+    asked: set[str],
+    kinds: set[str] | None = None,
+) -> set[str]:
+    """The actions a fan-out runs once per item of a listing the question does not ask
+    for (of one of ``kinds`` only, when given), and those run over their items: each
+    answers for one item (the top 10 of each price band are not "its top 10"). Without
+    ``kinds``, a listing that is itself run for each asked item (each leaf's price bands)
+    refines inside those items: its fan-out still answers for them."""
     by_id = {a.id: a for a in plan}
     out: set[str] = set()
     for action in plan:
@@ -81,21 +96,31 @@ def away(
         if feeder is None:
             continue
         listed = set().union(*(roles.get(t, set()) for t in tools_of(feeder)))
-        if ref in out or (listed & kinds and not listed & asked):
+        of_kind = kinds is None or bool(listed & kinds)
+        nested = kinds is None and feeder.for_each is not None  # parts of each asked item
+        if ref in out or (listed and of_kind and not nested and not listed & asked):
             out.add(action.id)
     return out
 
 
+CAMPAIGN_WORDS = re.compile(  # a promotion in the question's words, found or not
+    r"大促|活动|促销|双\s*1[12]|双十[一二]|(?<!\d)6\.?18(?!\d)|年货节|女王节|99划算|划算节|年中"
+    r"|\bcampaigns?\b|\bpromotions?\b|\bpromo\b|\bdouble\s*(?:11|12|eleven|twelve)\b"
+    r"|\bsingles'? ?day\b|\bqueen'?s day\b|\bmid-year sale\b|\bsale events?\b",
+    re.I,
+)
+
+
 def unnamed_kinds(
-    items: Iterable[Requirement], campaigns: Sequence[str], shop: bool
+    items: Iterable[Requirement], promotion: bool, shop: bool
 ) -> list[re.Pattern[str]]:
     """Argument patterns of subjects the question neither names nor defaults to: a
-    campaign (none named: "how are sales?" is not about a promotion), the merchant's own
-    things (neither the shop, its new products, nor the one asking named: "what sells
+    campaign (no promotion in its words, ``promotion``: "how are sales?"), the merchant's
+    own things (neither the shop, its new products, nor the one asking named: "what sells
     best?"; ``shop``: the question's words name a shop or the one asking)."""
     kinds = {r.subject_type for r in items if isinstance(r, SubjectReq)}
     out = []
-    if "campaign" not in kinds and not campaigns:
+    if "campaign" not in kinds and not promotion:
         out.append(SUBJECT_KEYS["campaign"])
     if not kinds & {"own_shop", "new_product"} and not shop:
         out.append(MERCHANT)

@@ -159,3 +159,26 @@ async def test_an_added_listing_carries_the_asked_measure(full_loader: ContextLo
     assert ranked[0]["parent_id"] == 16 and ranked[0]["metric"] == "gmv", plan
     assert ranked[0]["leaf_only"] is False and ranked[0]["month"] == "2025-12", plan
     assert "list_child_categories" not in [t for t, _ in plan], plan
+
+
+async def test_added_tools_read_the_named_category(full_loader: ContextLoader) -> None:
+    """Three asks of one leaf: its figure, who buys it, and what the bad reviews say. The
+    tools added beside the overview take the asked category, also where it is optional
+    (the review keywords of the leaf, not of the whole marketplace)."""
+    plan = await plan_of(full_loader, "洗发水上个月卖了多少，买的都是什么人，差评主要说啥")
+    by_tool = {t: a for t, a in plan}
+    assert {"get_category_overview", "get_audience_profile", "get_review_keywords"} <= set(by_tool)
+    assert by_tool["get_review_keywords"].get("category_id") == 510199184, plan
+    assert by_tool["get_review_keywords"].get("sentiment") == "negative", plan
+
+
+async def test_its_top_products_are_not_the_top_of_each_price_band(
+    full_loader: ContextLoader,
+) -> None:
+    """ "its top 10 products" is one ranking of the category, not ten per price band."""
+    plan = await plan_of(
+        full_loader, "Give me coffee beans' trend over the last 6 months and its top 10 products"
+    )
+    top = [a for t, a in plan if t == "get_top_products"]
+    assert top and "price_band_id" not in top[0] and top[0].get("top_n") == 10, plan
+    assert "get_category_trend" in [t for t, _ in plan], plan

@@ -179,6 +179,8 @@ def test_the_size_of_a_market_is_its_gmv(extractor: OfflineExtractor) -> None:
     assert measures(extract(extractor, "护手霜这个市场一年有多大？", (HAND_CREAM, "护手霜"))) == {
         "gmv"
     }
+    assert measures(extract(extractor, "For hand cream: how big is it, and who buys it?",
+                            (HAND_CREAM, "hand cream"))) == {"gmv"}  # fmt: skip
     assert "gmv" not in measures(extract(extractor, "How big was the uplift for hand cream?",
                                          (HAND_CREAM, "hand cream")))  # fmt: skip
 

@@ -173,13 +173,14 @@ def _ranked_by(chosen: list[SelectionReq], measures: list[Found]) -> list[Measur
 
 _MARKET_SIZE = re.compile(
     r"市场[^，,。？?]{0,6}?有?多大|盘子[^，,。？?]{0,4}?有?多大"
-    r"|\bhow (?:big|large) (?:is|was|are|were) (?:the )?[^?,.;]{0,40}?\bmarkets?\b",
+    r"|\bhow (?:big|large) (?:is|was|are|were) (?:the )?[^?,.;]{0,40}?\bmarkets?\b"
+    r"|\bhow (?:big|large) (?:is|was) (?:it|this category|the category)\b|(?:规模|体量)有?多大",
     re.I,
 )
 
 
 def _market_size(spans: Spans, named: list[MeasureReq]) -> list[MeasureReq]:
-    """ "How big is the X market", "市场有多大" ask for its GMV."""
+    """ "How big is the X market", "how big is it", "市场有多大" ask for its GMV."""
     m = _MARKET_SIZE.search(spans.text)
     if m is None or any(r.measure == "gmv" for r in named):
         return []

@@ -9,8 +9,8 @@ page, the conversation has earlier turns, the question names a category or a pro
 or it says "my"/"我的" (the merchant's own things) or names a new product (the skill rule
 picks the first of the merchant's new products). Unresolved, it also asks when the question
 carries on from an earlier answer that is not there ("换成销量看看", "do the same for last
-year") or when nothing at all was read from it ("哪个更好", "which one should I pick?"):
-no subject, period, figure, ranking or aspect.
+year") or when nothing at all was read from a short one ("哪个更好", "which one should I
+pick?"): no subject, period, figure, ranking or aspect.
 """
 
 from __future__ import annotations
@@ -102,7 +102,9 @@ def unclear(
             f"“{ref}”像是接着之前的分析，但这里没有之前的分析",
             f'"{ref}" carries on from an earlier answer, and there is none here',
         )
-    if not asked:  # "哪个更好", "which one should I pick?": nothing named, nothing to default
+    if not asked and _short(question):  # "哪个更好", "which one should I pick?": nothing
+        # named, nothing to default to (a longer question the extractor cannot read is left
+        # to the case it fits: "你们的数据最新到哪个月？")
         return Unclear(
             "问题没有说明要分析哪个类目、商品或指标",
             "the question names no category, product or figure to look at",

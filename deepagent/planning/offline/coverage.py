@@ -205,6 +205,7 @@ def _tool_action(
             names.append("month")
         if "parent_id" in takes and "parent_id" not in names:
             names.append("parent_id")  # the ranking under the asked category
+        names += [k for k in _subject_args(sit, takes) if k not in names]
         args = _fill_args(sit, names)
         if args is None:
             continue
@@ -214,6 +215,18 @@ def _tool_action(
             args["metric"] = metric
         return ActionSpec.model_validate({"id": aid, "tool": tool, "args": args})
     return None
+
+
+_SUBJECT_ARGS = (("product_id", "product"), ("category_id", "category"))
+
+
+def _subject_args(sit: Situation, takes: list[str]) -> list[str]:
+    """The optional subject arguments of a tool for the subjects the question names (the
+    main category when it names none): a category's review keywords, not the whole
+    marketplace's."""
+    kinds = {r.get("subject_type") for r in sit.requirements if r.get("kind") == "subject"}
+    kinds = kinds or {"category"}
+    return [key for key, kind in _SUBJECT_ARGS if key in takes and kind in kinds]
 
 
 def _metric(sit: Situation, tool: str, asked: list[str]) -> str | None:
