@@ -95,6 +95,7 @@ class _Asked:
     campaigns: list[str]  # the campaigns the question names, by its words
     promotion: bool  # it speaks of a promotion ("双11", "during campaigns"), found or not
     shop: bool  # it speaks of a shop or of the one asking ("我", "our", "M1003")
+    question: str
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ class CaseFit:
                        [r.text for r in requirements.items if isinstance(r, SubjectReq)
                         and r.subject_type == "campaign" and r.text],
                        CAMPAIGN_WORDS.search(question) is not None,
-                       bool(SHOP_WORDS.search(question)))  # fmt: skip
+                       bool(SHOP_WORDS.search(question)), question)  # fmt: skip
         usable = set(tools)
         params = as_planned(params, asked.named)
         fits = [
@@ -271,7 +272,7 @@ class _PlanView:
             count += bool(roles & wanted) and _SERIES in roles - wanted  # a series, unasked
             count += bool(roles & wanted) and self._for_other(action, roles & wanted)
             count += pads(action, named)
-        return count + (levels(items) < 2 and self._drills())
+        return count + (levels(items, self.asked.question) < 2 and self._drills())
 
     def _drills(self) -> bool:
         """A ranking read from another ranking's first row ("the biggest one's leaves"):

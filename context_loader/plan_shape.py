@@ -4,6 +4,7 @@ padded with subjects nobody asked about, and the levels of selection a question 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from deepagent.core.schema import JSON, ActionSpec, value_refs
@@ -46,12 +47,38 @@ def per_item_asks(requirements: Requirements) -> int:
     )
 
 
-def levels(items: Sequence[Requirement]) -> int:
+def levels(items: Sequence[Requirement], question: str = "") -> int:
     """How many levels of selection the question asks: its rankings, or a single one ("the
-    biggest one") with something asked inside it (its leaves)."""
+    biggest one") with something asked inside it (its leaves). Where the question is
+    given, an aspect inside the pick comes after it and is not its own noun ("最大的二级类目
+    的叶子类目", "which sub-category is biggest? its leaves"); one before it or right after
+    it is what it ranks ("which leaf shrank the most", "卖得最好的叶子类目")."""
     picks = [r for r in items if isinstance(r, SelectionReq)]
-    inside = any(r.k == 1 for r in picks) and any(isinstance(r, AspectReq) for r in items)
+    aspects = [r for r in items if isinstance(r, AspectReq)]
+    ones = [r for r in picks if r.k == 1]
+    inside = bool(ones) and bool(aspects)
+    if inside and question:
+        inside = any(_inside(question, p.text, a.text) for p in ones for a in aspects)
     return max(len(picks), 2 if inside else 0)
+
+
+_OWN_NOUN = re.compile(r"^\s*(?:的|之|of|the|\s)*\s*$", re.I)
+_INTO = re.compile(r"\b(?:inside|within|in|among|of)\s+(?:the\s+|that\s+)?$", re.I)
+
+
+def _inside(question: str, pick: str, aspect: str) -> bool:
+    """The aspect is asked inside the pick: its words come after the pick's and are not
+    the noun it ranks, or come before them with "inside"/"within" right before the pick
+    ("which leaves lead inside the biggest one")."""
+    at = question.find(pick) if pick else -1
+    if at < 0 or not aspect:
+        return False
+    end = at + len(pick)
+    later = question.find(aspect, end)
+    if later >= 0 and not _OWN_NOUN.match(question[end:later]):
+        return True
+    before = question.rfind(aspect, 0, at)
+    return before >= 0 and _INTO.search(question[before + len(aspect) : at]) is not None
 
 
 def pads(action: ActionSpec, named: int) -> bool:

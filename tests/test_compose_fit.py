@@ -217,3 +217,22 @@ async def test_with_no_subject_named_the_trend_is_the_main_categorys(
     trends = [a for t, a in plan if t == "get_category_trend"]
     assert trends and trends[0]["category_id"] == 541951066, plan
     assert "rank_categories" not in [t for t, _ in plan], plan
+
+
+async def test_one_pick_of_the_leaves_is_one_ranking(full_loader: ContextLoader) -> None:
+    """ "Which leaf ... shrank the most": the leaves ranked once, by the decline asked,
+    not the biggest sub-category first and its leaves by GMV."""
+    plan = await plan_of(
+        full_loader, "Which leaf under Pet supplies shrank the most year over year in Nov 2025?"
+    )
+    assert len(plan) == 1, plan
+    tool, args = plan[0]
+    assert tool == "rank_categories" and args["leaf_only"] is True, plan
+    assert (args["metric"], args["order"], args["month"]) == ("gmv_growth_yoy", "asc", "2025-11")
+
+
+async def test_sold_least_ranks_by_sales_not_the_cases_metric(full_loader: ContextLoader) -> None:
+    plan = await plan_of(full_loader, "家居日用里卖得最差的5个细分类目")
+    ranked = [a for t, a in plan if t == "rank_categories"]
+    assert ranked and ranked[0]["metric"] == "gmv" and ranked[0]["order"] == "asc", plan
+    assert ranked[0]["limit"] == 5 and ranked[0]["leaf_only"] is True, plan

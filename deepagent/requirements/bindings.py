@@ -93,12 +93,22 @@ def _ranking_args(
         if metric is None:
             return None
         args["metric"] = metric
+    elif _sells(req) and "metric" in props and "gmv" in enum_of(props["metric"]):
+        args["metric"] = "gmv"  # "卖得最差的5个": by sales, whatever the case's metric was
     if req.k is not None:
         name = next((a for a in COUNT_ARGS if a in props), None)
         if name is not None:
             top = props[name].get("maximum")
             args[name] = min(req.k, top) if isinstance(top, int) else req.k
     return args
+
+
+_SELLING = re.compile(r"卖|销|\bsell|\bsold\b|\bseller", re.I)
+
+
+def _sells(req: SelectionReq) -> bool:
+    """A selection that ranks by selling ("卖得最好", "best sellers") and names no measure."""
+    return not req.measure and _SELLING.search(req.text) is not None
 
 
 def _metric(
