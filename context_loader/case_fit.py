@@ -200,6 +200,10 @@ class _PlanView:
         self.plan = plan
         self.named = asked.named  # subject kind -> the ids the question names
         self.campaigns = asked.campaigns
+        self.campaign_periods = sum(
+            isinstance(r, PeriodReq) and any(c in r.text for c in asked.campaigns)
+            for r in asked.requirements.items
+        )
         self.asked = asked
         self.nouns = asked.nouns  # listings of the targets the question names
         self.many_new = asked.many_new
@@ -316,10 +320,20 @@ class _PlanView:
     def _takes_period(self, req: PeriodReq) -> bool:
         campaign = any(SUBJECT_KEYS["campaign"].search(k) for k in self.arg_names)
         if campaign and any(c in req.text for c in self.campaigns):
-            return True  # "618 2025": the campaign's own month
+            return self._several_campaigns() or self.campaign_periods < 2  # "618 2025": the
+            # campaign's own month; two of them ("618 2025 vs 618 2024") need both read
         if req.start_month != req.end_month:
             return bool({"start_month", "end_month", "months"} & self.arg_names)
         return bool(MONTH_KEYS & self.arg_names) or not self.arg_names
+
+    def _several_campaigns(self) -> bool:
+        """Some action reads more than one campaign (a list of them, or one per item)."""
+        for action in self.plan:
+            listed = [k for k, v in action.args.items() if LIST_ARG.search(k) and v]
+            each = action.for_each is not None and "campaign" in action.for_each.path
+            if each or any(SUBJECT_KEYS["campaign"].search(k) for k in listed):
+                return True
+        return False
 
     def _carries(self, measure: str) -> bool:
         term = self.vocabulary.measure(measure)

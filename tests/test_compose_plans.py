@@ -182,3 +182,12 @@ async def test_its_top_products_are_not_the_top_of_each_price_band(
     top = [a for t, a in plan if t == "get_top_products"]
     assert top and "price_band_id" not in top[0] and top[0].get("top_n") == 10, plan
     assert "get_category_trend" in [t for t, _ in plan], plan
+
+
+async def test_two_editions_of_one_campaign_are_both_read(full_loader: ContextLoader) -> None:
+    """Double 11 2025 against Double 11 2024: both editions, side by side (one edition's
+    results answered half the question, and the check counted it whole)."""
+    plan = await plan_of(full_loader, "2025年双11面霜比2024年双11卖得好吗")
+    compared = [a for t, a in plan if t == "compare_campaigns"]
+    ids = compared[0].get("campaign_ids") if compared else None
+    assert isinstance(ids, list) and len(ids) == 2 and len(set(ids)) == 2, plan

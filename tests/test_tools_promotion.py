@@ -162,8 +162,11 @@ async def test_list_campaigns(ex: ToolExecutor, db: sqlite3.Connection) -> None:
         ("11.11 sale", None, [("double11", 2025)]),
         ("38女王节", None, [("queen38", 2025)]),
         ("99划算节", None, [("sale99", 2025)]),
+        ("How did hand cream do on 618 2025 compared with 618 2024?", None,
+         [("mid618", 2025), ("mid618", 2024)]),  # two editions, each with its year
+        ("2024年双11和2025年618比", None, [("double11", 2024), ("mid618", 2025)]),
     ],
-)
+)  # fmt: skip
 async def test_find_campaign(
     ex: ToolExecutor, db: sqlite3.Connection, text: str, year: int | None, expected: list[Any]
 ) -> None:

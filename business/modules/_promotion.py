@@ -154,6 +154,34 @@ def match_codes(text: str) -> list[str]:
     return [code for _, code in sorted(found)]
 
 
+_APART = re.compile(r"和|与|跟|比|对比|、|,|，|;|；|\bvs\.?|\band\b|\bcompared\b|\bwith\b|\bto\b")
+
+
+def code_years(text: str, codes: list[str], today: date) -> list[tuple[str, int | None]]:
+    """Each campaign named with its year: the explicit year written next to each mention
+    of it ("618 2025 vs 618 2024", "2024年双11和2025年618": each edition), else the text's
+    one year (``year_in``)."""
+    low = text.lower()
+    years = [(m.start(), m.end(), int(m.group(1)))
+             for m in re.finditer(r"(?<!\d)(20\d\d)(?!\d)", low)]  # fmt: skip
+    if len({y for _, _, y in years}) < 2:
+        return [(code, year_in(text, today)) for code in codes]
+    out: list[tuple[str, int | None]] = []
+    for code in codes:
+        for p in ALIASES[code]:
+            for m in re.finditer(p, low):
+                pair = (code, min(years, key=lambda y: _gap(low, m.span(), y[:2]))[2])
+                out += [pair] if pair not in out else []
+    return out
+
+
+def _gap(text: str, mention: tuple[int, int], year: tuple[int, int]) -> int:
+    """How far a year stands from a mention; across "和" / "vs" / "and" it is apart."""
+    lo, hi = (year[1], mention[0]) if year[1] <= mention[0] else (mention[1], year[0])
+    between = text[lo:hi] if lo <= hi else ""
+    return len(between) + (1000 if _APART.search(between) else 0)
+
+
 def year_in(text: str, today: date) -> int | None:
     """An explicit ('2024', '24年') or relative ('去年', 'last year') year in a text."""
     low = text.lower()

@@ -76,16 +76,18 @@ class FindCampaignArgs(Args):
 async def find_campaign(args: FindCampaignArgs, ctx: ToolContext) -> ToolResult:
     """Resolve campaign names in a text (双11/双十一/Double 11/Singles' Day/11.11, 618, 年货节,
     38女王节, 99划算节, 双12; a year such as 2024 or 去年) to campaign ids; without a year,
-    the latest occurrence with data. Returns 'campaign' (first match) and 'campaigns'."""
+    the latest occurrence with data; several years ("618 2025 vs 618 2024"), each edition
+    named. Returns 'campaign' (first match) and 'campaigns'."""
     store = store_of(ctx)
     source = src("campaigns", args.text)
     codes = pm.match_codes(args.text)
     if not codes:
         return pm.no_campaign_named(args.text, source)
     year = args.year if args.year is not None else pm.year_in(args.text, ctx.now)
+    pairs = [(c, year) for c in codes] if args.year else pm.code_years(args.text, codes, ctx.now)
     found: list[Row] = []
-    for code in codes:
-        found.extend(await pm.started_campaigns(store, code, year, ctx.now))
+    for code, edition in pairs:
+        found.extend(await pm.started_campaigns(store, code, edition, ctx.now))
     if not found:
         return pm.no_year(year or 0, await pm.campaign_years(store), source)
     items = [camp_ref(r) for r in found]
