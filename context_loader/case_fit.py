@@ -276,6 +276,7 @@ class _PlanView:
             count += bool(roles & wanted) and _SERIES in roles - wanted  # a series, unasked
             count += bool(roles & wanted) and self._for_other(action, roles & wanted)
             count += pads(action, named)
+            count += self._elsewhere(action)
         return count + (levels(items, self.asked.question) < 2 and self._drills())
 
     def _drills(self) -> bool:
@@ -325,6 +326,14 @@ class _PlanView:
         if req.start_month != req.end_month:
             return bool({"start_month", "end_month", "months"} & self.arg_names)
         return bool(MONTH_KEYS & self.arg_names) or not self.arg_names
+
+    def _elsewhere(self, action: ActionSpec) -> bool:
+        """An action about a category the question does not name, where it names one
+        (the merchant's main category, which a case reads for "my category")."""
+        named = self.named.get("category", set())
+        pattern = SUBJECT_KEYS["category"]
+        own = {v for k, v in action.args.items() if pattern.search(k) and isinstance(v, int)}
+        return bool(named) and bool(own - named)
 
     def _several_campaigns(self) -> bool:
         """Some action reads more than one campaign (a list of them, or one per item)."""

@@ -236,3 +236,13 @@ async def test_sold_least_ranks_by_sales_not_the_cases_metric(full_loader: Conte
     ranked = [a for t, a in plan if t == "rank_categories"]
     assert ranked and ranked[0]["metric"] == "gmv" and ranked[0]["order"] == "asc", plan
     assert ranked[0]["limit"] == 5 and ranked[0]["leaf_only"] is True, plan
+
+
+async def test_a_named_category_is_not_traded_for_the_main_one(
+    full_loader: ContextLoader,
+) -> None:
+    """A campaign question naming snacks: the snacks' results, not a case's "my main
+    category" step bound to the merchant's body care."""
+    plan = await plan_of(full_loader, "双12期间哪些零食细分涨得最多")
+    ids = {a.get("category_id") for _, a in plan} | {a.get("parent_id") for _, a in plan}
+    assert 50002766 in ids and 541951066 not in ids, plan
