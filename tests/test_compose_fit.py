@@ -246,3 +246,16 @@ async def test_a_named_category_is_not_traded_for_the_main_one(
     plan = await plan_of(full_loader, "双12期间哪些零食细分涨得最多")
     ids = {a.get("category_id") for _, a in plan} | {a.get("parent_id") for _, a in plan}
     assert 50002766 in ids and 541951066 not in ids, plan
+
+
+async def test_how_a_named_product_trended_adds_its_trend(full_loader: ContextLoader) -> None:
+    plan = await plan_of(full_loader, "item 1450 — price, rating and how it trended over 2025")
+    trends = [a for t, a in plan if t == "get_product_trend"]
+    assert trends and trends[0]["product_id"] == 1450, plan
+    assert (trends[0]["start_month"], trends[0]["end_month"]) == ("2025-01", "2025-12"), plan
+
+
+async def test_least_popular_ranks_by_sales(full_loader: ContextLoader) -> None:
+    plan = await plan_of(full_loader, "最冷门的5个女装细分类目是哪些")
+    ranked = [a for t, a in plan if t == "rank_categories"]
+    assert ranked and (ranked[0]["metric"], ranked[0]["order"]) == ("gmv", "asc"), plan

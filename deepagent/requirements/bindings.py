@@ -103,7 +103,7 @@ def _ranking_args(
     return args
 
 
-_SELLING = re.compile(r"卖|销|\bsell|\bsold\b|\bseller", re.I)
+_SELLING = re.compile(r"卖|销|热门|冷门|受欢迎|\bsell|\bsold\b|\bseller|\bpopular", re.I)
 
 
 def _sells(req: SelectionReq) -> bool:
