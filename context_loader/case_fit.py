@@ -221,7 +221,8 @@ class _PlanView:
         self.arg_names = {k for a in plan for k in a.args} | {k for f in self.facts for k in f.args}
         self.items = asked.requirements.items
         self.wanted = wanted(self.items, self.vocabulary, asked.nouns)
-        self.away = away(plan, self.items, self.roles, self.wanted)
+        within = wanted(self.items, self.vocabulary, asked.nouns, compared=False)
+        self.away = away(plan, self.items, self.roles, within)
         self.per_item = per_item(plan, self.roles, self.wanted)
         self.home = {t for a in plan if a.id not in self.away for t in tools_of(a)}
 
@@ -356,7 +357,7 @@ class _PlanView:
             bands = set(self.vocabulary.listings.get("band", []))  # a fan-out over every
             listed = {a.id for a in self.plan if a.tool in bands}  # band is not the main one
             each = any(a.for_each is not None and a.for_each.ref in listed for a in self.plan)
-            return bool(bands & self.tools) and not each
+            return bool(bands & self.home) and not each  # (of the asked subject)
         if req.rule == "threshold":
             return req.measure is None or self._carries(req.measure)
         listing = set(listing_tools(req.target, self.vocabulary))

@@ -49,12 +49,17 @@ def roles_of(vocabulary: Vocabulary) -> dict[str, set[str]]:
     return roles
 
 
-def wanted(items: Sequence[Requirement], vocabulary: Vocabulary, nouns: set[str]) -> set[str]:
+def wanted(
+    items: Sequence[Requirement], vocabulary: Vocabulary, nouns: set[str], compared: bool = True
+) -> set[str]:
     """The aspects and listings the question asks for; ``nouns``: the listings of the
-    targets it names outside its subjects ("哪些商品卖得好" lists products)."""
+    targets it names outside its subjects ("哪些商品卖得好" lists products). A comparison
+    may be answered by any listing (``compared`` false: not counted, for ``away``: a
+    comparison of two categories does not ask for the children of either)."""
     out = {f"aspect:{r.aspect}" for r in items if isinstance(r, AspectReq)}
     targets: set[str | None] = {_target(r) for r in items if isinstance(r, SelectionReq)}
-    if None in targets or any(isinstance(r, ComparisonReq) for r in items):
+    comparison = compared and any(isinstance(r, ComparisonReq) for r in items)
+    if None in targets or comparison:
         targets = set(vocabulary.listings)  # any listing may answer it
     out |= {f"list:{t}" for t in targets if t}
     if not targets:  # no ranking: the things the question names are what it lists

@@ -259,3 +259,22 @@ async def test_least_popular_ranks_by_sales(full_loader: ContextLoader) -> None:
     plan = await plan_of(full_loader, "最冷门的5个女装细分类目是哪些")
     ranked = [a for t, a in plan if t == "rank_categories"]
     assert ranked and (ranked[0]["metric"], ranked[0]["order"]) == ("gmv", "asc"), plan
+
+
+async def test_two_compared_categories_main_bands_are_their_own(
+    full_loader: ContextLoader,
+) -> None:
+    """ "各自的主力价格带" of two named leaves: each one's price bands, not the bands of the
+    least crowded leaves under one of them (a comparison does not ask for children)."""
+    plan = await plan_of(full_loader, "面霜和精华液上个月谁卖得更好？各自的主力价格带是多少")
+    bands = {a.get("category_id") for t, a in plan if t == "get_price_bands"}
+    assert bands == {533475331, 596340484}, plan
+    assert "rank_categories" not in [t for t, _ in plan], plan
+
+
+async def test_leaves_said_short_are_leaves(full_loader: ContextLoader) -> None:
+    """ "叶子" is the leaves: the drag inside the fastest-growing sub-category is ranked
+    among its leaf categories."""
+    plan = await plan_of(full_loader, "母婴里增长最快的二级类目，它下面哪些叶子在拖后腿")
+    inner = [a for t, a in plan if t == "rank_categories" and not isinstance(a["parent_id"], int)]
+    assert inner and inner[0]["leaf_only"] is True and inner[0]["order"] == "asc", plan
