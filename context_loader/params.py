@@ -47,6 +47,7 @@ def derived_params(params: dict[str, JSON]) -> None:
     if isinstance(coverage, dict) and coverage.get("last"):
         params.setdefault("latest_month", coverage["last"])
     latest = params.get("latest_month")
+    _time_from_periods(params)
     period = params.get("time")
     end = period.get("end_month") if isinstance(period, dict) else None
     if isinstance(end, str) and (not isinstance(latest, str) or end <= latest):
@@ -62,6 +63,18 @@ def derived_params(params: dict[str, JSON]) -> None:
     ids = [c["id"] for c in found if isinstance(c, dict)] if isinstance(found, list) else []
     if len(set(ids)) > 1:  # "2025年618和2025年双11": the named campaigns side by side
         params.setdefault("campaign_ids", list(dict.fromkeys(ids)))
+
+
+def _time_from_periods(params: dict[str, JSON]) -> None:
+    """The asked period from the periods found in the question (its first one) where the
+    whole question could not be read as one time expression (a question longer than a
+    time expression: its month fell back to the latest, "November 2025" was lost)."""
+    periods = params.get("periods")
+    if params.get("time") is not None or not isinstance(periods, list) or not periods:
+        return
+    first = periods[0]
+    if isinstance(first, dict) and first.get("start_month") and first.get("end_month"):
+        params["time"] = {"start_month": first["start_month"], "end_month": first["end_month"]}
 
 
 PRODUCT_FIELDS = ("title_zh", "title_en", "category_id", "price_band_id")

@@ -278,3 +278,16 @@ async def test_leaves_said_short_are_leaves(full_loader: ContextLoader) -> None:
     plan = await plan_of(full_loader, "母婴里增长最快的二级类目，它下面哪些叶子在拖后腿")
     inner = [a for t, a in plan if t == "rank_categories" and not isinstance(a["parent_id"], int)]
     assert inner and inner[0]["leaf_only"] is True and inner[0]["order"] == "asc", plan
+
+
+async def test_a_long_question_keeps_its_month(full_loader: ContextLoader) -> None:
+    """A question longer than one time expression: the month it names ("November 2025")
+    is the plan's month, not the latest with data."""
+    question = (
+        "For the sports and outdoors category, rank all of its leaf categories by GMV growth"
+        " compared with the previous month, in November 2025 please, and keep the top 10"
+    )
+    assert len(question) > 100
+    plan = await plan_of(full_loader, question)
+    ranked = [a for t, a in plan if t == "rank_categories"]
+    assert ranked and ranked[0]["month"] == "2025-11", plan
