@@ -14,6 +14,7 @@ compared (the planner rebinds a plan to them); kinds and shapes are.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -93,8 +94,10 @@ class _Asked:
     many_new: bool  # the merchant's new products asked about as a set
     wholes: dict[str, frozenset[str]]  # measure asked of the whole -> tools giving it
     campaigns: list[str]  # the campaigns the question names, by its words
-    promotion: bool  # it speaks of a promotion ("双11", "during campaigns"), found or not
-    shop: bool  # it speaks of a shop or of the one asking ("我", "our", "M1003")
+    campaign_periods: int  # its periods that are a named campaign's ("618 2025 vs 618 2024")
+    wanted: set[str]  # the aspects and listings it asks for (``fit_scope.wanted``)
+    within: set[str]  # the same, a comparison widening nothing (for ``fit_scope.away``)
+    foreign: list[re.Pattern[str]]  # arguments of subjects it neither names nor defaults to
     question: str
 
 
@@ -135,20 +138,41 @@ class CaseFit:
         rows = requirement_rows(
             requirements, requirement_args(requirements, self.vocabulary, loaded)
         )
-        asked = _Asked(requirements, rows, named_subjects(requirements),
-                       listed_nouns(question, requirements),
-                       many_new(question, requirements),
-                       self._wholes(question, requirements, tools),
-                       [r.text for r in requirements.items if isinstance(r, SubjectReq)
-                        and r.subject_type == "campaign" and r.text],
-                       CAMPAIGN_WORDS.search(question) is not None,
-                       bool(SHOP_WORDS.search(question)), question)  # fmt: skip
+        asked = self._asked(question, requirements, rows, tools)
         usable = set(tools)
         params = as_planned(params, asked.named)
         fits = [
             self._fit(hit, rank, asked, params, question, usable) for rank, hit in enumerate(hits)
         ]
         return sorted(fits, key=lambda f: (f.cost + RANK * f.rank, f.rank))
+
+    def _asked(
+        self,
+        question: str,
+        requirements: Requirements,
+        rows: list[dict[str, Any]],
+        tools: Sequence[str],
+    ) -> _Asked:
+        items, nouns = requirements.items, listed_nouns(question, requirements)
+        campaigns = [r.text for r in items if isinstance(r, SubjectReq)
+                     and r.subject_type == "campaign" and r.text]  # fmt: skip
+        promotion = CAMPAIGN_WORDS.search(question) is not None
+        return _Asked(
+            requirements=requirements,
+            rows=rows,
+            named=named_subjects(requirements),
+            nouns=nouns,
+            many_new=many_new(question, requirements),
+            wholes=self._wholes(question, requirements, tools),
+            campaigns=campaigns,
+            campaign_periods=sum(
+                isinstance(r, PeriodReq) and any(c in r.text for c in campaigns) for r in items
+            ),
+            wanted=wanted(items, self.vocabulary, nouns),
+            within=wanted(items, self.vocabulary, nouns, compared=False),
+            foreign=unnamed_kinds(items, promotion, bool(SHOP_WORDS.search(question))),
+            question=question,
+        )
 
     def _wholes(
         self, question: str, requirements: Requirements, tools: Sequence[str]
@@ -198,16 +222,7 @@ class _PlanView:
         asked: _Asked,
     ) -> None:
         self.plan = plan
-        self.named = asked.named  # subject kind -> the ids the question names
-        self.campaigns = asked.campaigns
-        self.campaign_periods = sum(
-            isinstance(r, PeriodReq) and any(c in r.text for c in asked.campaigns)
-            for r in asked.requirements.items
-        )
         self.asked = asked
-        self.nouns = asked.nouns  # listings of the targets the question names
-        self.many_new = asked.many_new
-        self.wholes = asked.wholes
         self.ranked: dict[str, str] = {}  # action id -> the measure a selection ranks it by
         self.vocabulary = fit.vocabulary
         self.roles = fit.roles
@@ -219,10 +234,8 @@ class _PlanView:
         self.tools = {t for a in plan for t in tools_of(a)}
         self.facts = [fit.facts[t] for t in self.tools if t in fit.facts]
         self.arg_names = {k for a in plan for k in a.args} | {k for f in self.facts for k in f.args}
-        self.items = asked.requirements.items
-        self.wanted = wanted(self.items, self.vocabulary, asked.nouns)
-        within = wanted(self.items, self.vocabulary, asked.nouns, compared=False)
-        self.away = away(plan, self.items, self.roles, within)
+        self.wanted = asked.wanted
+        self.away = away(plan, asked.requirements.items, self.roles, asked.within)
         self.per_item = per_item(plan, self.roles, self.wanted)
         self.home = {t for a in plan if a.id not in self.away for t in tools_of(a)}
 
@@ -232,7 +245,7 @@ class _PlanView:
             return 0.0 if self._takes_subject(req) else 1.0
         if isinstance(req, PeriodReq):
             return 0.0 if self._takes_period(req) else 1.0
-        if isinstance(req, MeasureReq) and (figures := self.wholes.get(req.id)):
+        if isinstance(req, MeasureReq) and (figures := self.asked.wholes.get(req.id)):
             return 0.0 if figures & self.home else ADDABLE  # the planner adds the figure
         if isinstance(req, MeasureReq):
             return 0.0 if self._carries(req.measure) else 1.0
@@ -247,7 +260,7 @@ class _PlanView:
     def _side_by_side(self) -> bool:
         """A list argument holding the subjects the question names (a list read from
         another action's data compares other things: the rivals a flow found)."""
-        named = set().union(*self.named.values()) if self.named else set()
+        named = set().union(*self.asked.named.values()) if self.asked.named else set()
         if not named:
             return any(LIST_ARG.search(k) for k in self.arg_names)
         lists = [v for a in self.plan for k, v in a.args.items() if LIST_ARG.search(k)]
@@ -266,10 +279,9 @@ class _PlanView:
         # feeder where no ranking is asked, is only a means
         ranks = any(isinstance(r, SelectionReq) for r in items)
         narrowed = {d for a in self.plan for d in value_refs(a.args)} if ranks else set()
-        foreign = unnamed_kinds(items, self.asked.promotion, self.asked.shop)
         count = 0
         for action in self.plan:
-            count += any(p.search(k) for k in action.args for p in foreign)
+            count += any(p.search(k) for k in action.args for p in self.asked.foreign)
             roles = set().union(*(self.roles.get(t, set()) for t in tools_of(action)))
             unasked = bool(roles) and not roles & wanted
             count += unasked and (action.id not in feeders or action.id in narrowed)
@@ -306,12 +318,12 @@ class _PlanView:
                 return False
             if kind not in BOUND_KINDS:
                 return True  # a campaign is found by name when the plan runs
-            named = self.named.get(kind, set())  # the ids the question names of this kind
+            named = self.asked.named.get(kind, set())  # the ids the question names of this kind
             bound = set().union(*(ids_under(a.args, pattern) for a in self.plan))
             return not named or bool(named & bound)  # a plan about others answers another ask
         if kind == "own_shop":
             return "merchant_id" in self.arg_names
-        if kind == "new_product" and self.many_new:  # a set: a listing of them, not one
+        if kind == "new_product" and self.asked.many_new:  # a set: a listing of them, not one
             return "merchant_id" in self.arg_names
         if kind == "new_product":
             return "merchant_id" in self.arg_names or any(
@@ -321,8 +333,8 @@ class _PlanView:
 
     def _takes_period(self, req: PeriodReq) -> bool:
         campaign = any(SUBJECT_KEYS["campaign"].search(k) for k in self.arg_names)
-        if campaign and any(c in req.text for c in self.campaigns):
-            return self._several_campaigns() or self.campaign_periods < 2  # "618 2025": the
+        if campaign and any(c in req.text for c in self.asked.campaigns):
+            return self._several_campaigns() or self.asked.campaign_periods < 2  # "618 2025": the
             # campaign's own month; two of them ("618 2025 vs 618 2024") need both read
         if req.start_month != req.end_month:
             return bool({"start_month", "end_month", "months"} & self.arg_names)
@@ -331,7 +343,7 @@ class _PlanView:
     def _elsewhere(self, action: ActionSpec) -> bool:
         """An action about a category the question does not name, where it names one
         (the merchant's main category, which a case reads for "my category")."""
-        named = self.named.get("category", set())
+        named = self.asked.named.get("category", set())
         pattern = SUBJECT_KEYS["category"]
         own = {v for k, v in action.args.items() if pattern.search(k) and isinstance(v, int)}
         return bool(named) and bool(own - named)

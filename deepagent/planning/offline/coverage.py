@@ -196,7 +196,8 @@ def _tool_action(
     span = _asked_range(sit)
     asked = [str(r["measure"]) for r in sit.requirements if r.get("kind") == "measure"
              and r.get("measure")]  # fmt: skip
-    for tool in sorted(tools, key=lambda t: _metric(sit, t, asked) is None):
+    metrics = {t: _metric(sit, t, asked) for t in tools}
+    for tool in sorted(tools, key=lambda t: metrics[t] is None):
         takes = sit.takes.get(tool, [])
         names = list(sit.required.get(tool, []))
         if span is not None and {"start_month", "end_month"} <= set(takes):
@@ -211,8 +212,8 @@ def _tool_action(
             continue
         extra = hints.get(tool) if isinstance(hints, dict) else None
         args |= {k: v for k, v in (extra or {}).items() if k in takes}
-        if (metric := _metric(sit, tool, asked)) is not None:
-            args["metric"] = metric
+        if metrics[tool] is not None:
+            args["metric"] = metrics[tool]
         return ActionSpec.model_validate({"id": aid, "tool": tool, "args": args})
     return None
 
@@ -235,19 +236,25 @@ def _metric(sit: Situation, tool: str, asked: list[str]) -> str | None:
     return next((m for m in asked if m in choices), None)
 
 
-def _asked_range(sit: Situation) -> tuple[str, str] | None:
-    """The one month range the question asks about (none for a single month)."""
+def _one_period(sit: Situation) -> tuple[str, str] | None:
+    """The one period the question asks about (start and end month), if it names one."""
     periods = [r for r in sit.requirements if r.get("kind") == "period"]
-    if len(periods) != 1 or periods[0].get("start_month") == periods[0].get("end_month"):
+    if len(periods) != 1:
         return None
     return str(periods[0]["start_month"]), str(periods[0]["end_month"])
 
 
+def _asked_range(sit: Situation) -> tuple[str, str] | None:
+    """The one month range the question asks about (none for a single month)."""
+    period = _one_period(sit)
+    return period if period is not None and period[0] != period[1] else None
+
+
 def _asked_month(sit: Situation) -> str | None:
     """The one month the question asks about, else the context's month."""
-    periods = [r for r in sit.requirements if r.get("kind") == "period"]
-    if len(periods) == 1 and periods[0].get("start_month") == periods[0].get("end_month"):
-        return str(periods[0]["end_month"])
+    period = _one_period(sit)
+    if period is not None and period[0] == period[1]:
+        return period[1]
     month = sit.params.get("month")
     return month if isinstance(month, str) else None
 
