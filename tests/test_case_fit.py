@@ -154,9 +154,10 @@ def test_scoring_a_first_plan_against_its_label(registry: ToolRegistry) -> None:
 
 
 def test_the_case_choice_sets_parse_and_are_disjoint() -> None:
-    names = ("case_choice_tune", "case_choice_tune2", "case_choice_tune3", "case_choice")
+    names = ("case_choice_tune", "case_choice_tune2", "case_choice_tune3", "case_choice_tune4",
+             "case_choice")  # fmt: skip
     sets = [read_set(SETS / f"{n}.jsonl") for n in names]
-    assert [len(s) >= 60 for s in sets] == [True] * 4 and len(sets[-1]) >= 80
+    assert [len(s) >= 60 for s in sets] == [True] * 5 and len(sets[-1]) >= 80
     questions = [c.question for s in sets for c in s]
     ids = [c.id for s in sets for c in s]
     assert len(set(questions)) == len(questions) and len(set(ids)) == len(ids)

@@ -53,6 +53,8 @@ async def test_a_figure_asked_beside_the_parts_is_looked_up_whole(
         ("电吹风7到12月每个月的GMV，再看下价格带分布", ["GMV"]),  # a series of the whole
         ("air fryers: GMV each month of 2025, and the top 5 products", ["GMV"]),
         ("女装12月同比是不是下滑了？往下拆到子类目，看看哪个跌得最多", ["下滑"]),  # yes or no
+        ("Did home appliances drop versus last year in November? split it by sub-category "
+         "and say which one declined the most", ["declined"]),  # the change it names elsewhere
         ("面霜买家是不是偏高消费？另外哪个价格带卖得最多", []),  # not a change of a figure
         ("compare cat food and dog food on GMV", []),  # a comparison: each subject's GMV
         ("which leaf categories drive the GMV, and how are their price bands split?", []),

@@ -20,6 +20,7 @@ from pydantic import Field
 
 from business.modules._shared import Args, store_of
 from business.modules._time_words import (
+    SHORT_YEAR,
     TIME_EXAMPLES,
     Period,
     month_index,
@@ -33,6 +34,7 @@ from deepagent.tools import ToolContext, tool
 _ATOMS = [
     r"(?:19|20)\d{2}\s*(?:[-/.]|年)\s*(?:1[0-2]|0?[1-9])(?!\d)\s*月?",
     r"(?:19|20)\d{2}\s*年?(?:度)?",
+    SHORT_YEAR + r"\s*年\s*(?:(?:1[0-2]|0?[1-9])(?!\d)\s*月|度)?",  # "24年", "25年3月"
     r"(?:1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月(?:份)?",
     r"(?<![\d.\-/])(?:1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])(?=\s*(?:到|至|~|～|-|—|–)\s*"
     r"(?:1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月)",  # "7到12月": the start of a range

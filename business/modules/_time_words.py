@@ -28,6 +28,10 @@ _NUM = (
     r"|eleven|twelve|an?)"
 )
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
+SHORT_YEAR = (  # "24年", "25年双11": a year written with two digits (not "做了20年")
+    r"(?<![\d.\-/了过近几这那多])(?:1[5-9]|2\d|3[0-5])(?=\s*年(?!代|级|前|后|内|以|左右|多))"
+)
+_SHORT_YEAR = re.compile(SHORT_YEAR)
 _YM = re.compile(r"(?<!\d)((?:19|20)\d{2})\s*(?:[-/.]|年)\s*(1[0-2]|0?[1-9])(?!\d|\s*季)")
 _YM_COMPACT = re.compile(r"(?<!\d)((?:19|20)\d{2})(0[1-9]|1[0-2])(?!\d)")
 _MY = re.compile(r"(?<![\d.])(1[0-2]|0?[1-9])\s*/\s*((?:19|20)\d{2})(?!\d)")
@@ -130,7 +134,7 @@ def parse_period(
     text: str, now: date, latest: str, default_year: int | None = None
 ) -> Period | None:
     """Resolve one time expression; ``None`` when it is not understood."""
-    t = spelled_range(unicodedata.normalize("NFKC", text).strip().lower())
+    t = spelled_range(full_years(unicodedata.normalize("NFKC", text).strip().lower()))
     if not t:
         return None
     cur = month_index(now.year, now.month)
@@ -214,6 +218,11 @@ def parse_period(
     if re.search(r"^(?:最新|最近|latest|most recent|recent)(?:\s*(?:月份?|month|data))?$", t):
         return Period(last_data, last_data, "month")
     return None
+
+
+def full_years(text: str) -> str:
+    """Two-digit years written in full ("24年全年" -> "2024年全年")."""
+    return _SHORT_YEAR.sub(lambda m: f"20{m.group(0)}", text)
 
 
 def spelled_range(text: str) -> str:

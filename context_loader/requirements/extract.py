@@ -28,7 +28,8 @@ from deepagent.requirements.model import (
     SelectionReq,
     SubjectReq,
 )
-from deepagent.requirements.vocabulary import Term, Vocabulary, word_pattern
+from deepagent.requirements.typos import typo_pattern
+from deepagent.requirements.vocabulary import Term, Vocabulary
 
 _COMPARE = re.compile(
     r"对比|比较|比一比|比比|相比|哪个|哪一个|哪家|谁|区别|差异|差别|差距|相差|差了?多少|放一起|放在一起|"
@@ -61,8 +62,8 @@ class OfflineExtractor:
         self.names = NameMatcher(names or {})
         terms = [*vocabulary.aspects, *vocabulary.measures, *vocabulary.scope]
         words = sorted(((w, t) for t in terms for w in _words(t)), key=lambda wt: -len(wt[0]))
-        self._patterns = [(word_pattern(w), t) for w, t in words]
         self._vocabulary_words = frozenset(w.lower() for w, _t in words)
+        self._patterns = [(typo_pattern(w, self._vocabulary_words), t) for w, t in words]
 
     async def extract(self, inp: ExtractionInput) -> Requirements:
         return Requirements(items=self.items(inp), extractor=self.name)

@@ -50,7 +50,9 @@ def find_selections(spans: Spans, comparison: bool) -> list[Selection]:
 
     def free(m: re.Match[str]) -> bool:
         inside_band = any(m.start() < b and m.end() > a for a, b in band)
-        return not inside_band and not _clause_taken(found, spans, m.start())
+        return (
+            not inside_band and _count_free(spans, m) and not _clause_taken(found, spans, m.start())
+        )
 
     for m in w.PAIR.finditer(text):  # "前三和后三", "top 5 and bottom 5"
         top, bottom = (cn_number(g) for g in [g for g in m.groups() if g][:2])
@@ -84,6 +86,12 @@ def find_selections(spans: Spans, comparison: bool) -> list[Selection]:
         found.append(Selection("main_band", None, m.group(0), m.start(), m.end()))
     found += _thresholds(text)
     return sorted(_implied(merge_counts(found, spans)), key=lambda s: s.start)
+
+
+def _count_free(spans: Spans, m: re.Match[str]) -> bool:
+    """The count a match reads is not a list number ("2) 价格带")."""
+    group = next((i for i, g in enumerate(m.groups(), 1) if g), None)
+    return group is None or not spans.listed(m.start(group), m.end(group))
 
 
 def _implied(found: list[Selection]) -> list[Selection]:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+ENUMERATOR = re.compile(r"(?<![0-9A-Za-z.前后第])(?:\(\s*[1-9]\s*\)|[1-9]\s*[)、])")  # "2) 价格带"
 CLAUSE = re.compile(
-    r"[，,;；。？?！!\n]|(?<!\bno)\.(?=\s|$)|\band\b|以及|并且|同时|另外|然后", re.I
+    r"[，,;；。？?！!\n]|(?<!\bno)\.(?=\s|$)|\band\b|以及|并且|同时|另外|然后|"
+    + ENUMERATOR.pattern,
+    re.I,
 )
 
 
@@ -30,6 +33,10 @@ class Spans:
                 return at, at + len(needle)
             at = low.find(needle, at + 1)
         return None
+
+    def listed(self, start: int, end: int) -> bool:
+        """The words are a list number ("1)", "2、"), not a count."""
+        return any(m.start() <= start and end <= m.end() for m in ENUMERATOR.finditer(self.text))
 
     def clause_of(self, pos: int) -> tuple[int, int]:
         """The clause around ``pos``: between clause breaks (not those inside a claimed

@@ -17,7 +17,8 @@ _PRODUCT_ID = re.compile(
     r"|\b(?:product|item|sku)\s*(?:id|no\.?|number|#)?\s*[:#]?\s*(\d{2,6})\b"
     r"|#\s*(\d{2,6})\b|\bid\s*[:：]?\s*(\d{2,6})\b"
     # a bare id after a pointer at one product: "我的1450", "那款1431护手霜"
-    r"|(?:我的|我们的|我家的?|我(?:那|这)款|那款|这款)\s*(\d{3,6})(?![\d.个款件名强年月日号元块%])",
+    r"|(?:我的|我们的|我家的?|我(?:那|这)款|那款|这款)\s*(\d{3,6})(?![\d.个款件名强年月日号元块%])"
+    r"|(?<![\d.\-/])(\d{3,6})\s*(?=(?:这|那)(?:款|件|个商品|个产品|个单品))",  # "23514这款冲牙器"
     re.I | re.A,
 )
 _ID_LIST = re.compile(  # "products 30290, 30260 and 30287", "商品1450、1431和1402"
@@ -42,6 +43,7 @@ _MY_NEWEST = re.compile(
     re.I | re.A,
 )
 _MAIN_CATEGORY = re.compile(r"主营类目|主类目|\bmain category\b|\bmy category\b", re.I | re.A)
+_POINTER = re.compile(r"^\s*(?:这|那)(?:款|件|个|一款)")  # "23514这款冲牙器": the product's kind
 _THIS = re.compile(r"这个|这款|该|本|\bthis\b|\bthe page\b", re.I | re.A)
 
 
@@ -80,7 +82,7 @@ class SubjectFinder:
 
         def describes(item: SubjectReq) -> bool:
             return item.subject_type == "category" and any(
-                text[e:].lstrip().startswith(item.text) for e in ends
+                _POINTER.sub("", text[e:], count=1).lstrip().startswith(item.text) for e in ends
             )
 
         self.items = [s for s in self.items if not describes(s)]

@@ -43,14 +43,21 @@ _LISTING = re.compile(  # "which second-level categories drive the GMV": parts, 
     re.I,
 )
 _CHANGE_ZH = "(?:涨|跌|增长|下滑|下降|上涨|上升|提升|减少|萎缩|变多|变少|回落)"
-_FIGURE = re.compile(  # the part asks for a figure: "GMV多少", "how big was the market"
-    r"多少|几个|几成|多大|多高|多少钱|是多少|怎么样|咋样|如何|\bhow (?:much|many|big|large|high)\b"
-    r"|\bwhat (?:was|is|were|are)\b|\bwhat's\b|\btotal\b|\bsize\b|总共|一共|总额|规模"
-    r"|(?:是不是|有没有)\s*(?:在)?" + _CHANGE_ZH + "|(?:" + _CHANGE_ZH + ")了?吗"  # did it change?
+_CHANGED = re.compile(  # a yes-or-no question whether the subject changed
+    r"(?:是不是|有没有)\s*(?:在)?" + _CHANGE_ZH + "|(?:" + _CHANGE_ZH + ")了?吗"
+    r"|[涨增升多]了?还是[跌减降少]|[跌减降少]了?还是[涨增升多]"  # "是涨还是跌": which way
+    r"|\b(?:up|growing|grew|rising|rose) or (?:down|shrinking|shrank|falling|fell)\b"
+    r"|\b(?:down|shrinking|shrank|falling|fell) or (?:up|growing|grew|rising|rose)\b"
     r"|^\s*(?:was|were|is|are|did|has|have)\b.*\b(?:up|down|grow|grew|growing|rise|rose|risen"
     r"|fall|fell|fallen|drop|dropped|decline|declined|shrink|shrank|shrinking)\b",
     re.I,
 )
+_FIGURE = re.compile(  # the part asks for a figure: "GMV多少", "how big was the market"
+    r"多少|几个|几成|多大|多高|多少钱|是多少|怎么样|咋样|如何|\bhow (?:much|many|big|large|high)\b"
+    r"|\bwhat (?:was|is|were|are)\b|\bwhat's\b|\btotal\b|\bsize\b|总共|一共|总额|规模",
+    re.I,
+)
+_GROWTH = "growth"  # the measure a yes-or-no change question asks when it names none
 _KINDS = ("own_shop", "product", "campaign", "category")  # the most specific subject first
 SERIES = "trend"  # the aspect of a month-by-month series: of the whole or of its parts
 _RANGE_ARGS = frozenset({"start_month", "end_month"})
@@ -74,12 +81,14 @@ def whole_measures(question: str, requirements: Requirements) -> list[MeasureReq
         end, at = start + len(clause), max(at, start + len(clause))
         if any(a < end and start < b for a, b in taken) or _LISTED.search(clause):
             continue  # this part asks for parts of the subject, or points at them
-        asks = _FIGURE.search(clause) or any(a < end and start < b for a, b in series)
+        changed = bool(_CHANGED.search(clause))
+        asks = changed or _FIGURE.search(clause) or any(a < end and start < b for a, b in series)
         if _LISTING.search(clause) or not asks:
             continue  # it names the parts it lists, or asks no figure
-        for r in items:
-            if isinstance(r, MeasureReq) and r.text and r.text in clause:
-                out[r.id] = r
+        named = [r for r in items if isinstance(r, MeasureReq) and r.text and r.text in clause]
+        if changed and not named:  # "Was womenswear down vs last year?": its growth
+            named = [r for r in items if isinstance(r, MeasureReq) and r.measure == _GROWTH][:1]
+        out.update((r.id, r) for r in named)
     return list(out.values())
 
 

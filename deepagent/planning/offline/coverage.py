@@ -53,14 +53,18 @@ def _aspect_actions(
     sit: Situation, case: dict[str, Any], plan: list[ActionSpec]
 ) -> list[ActionSpec]:
     """One action for each aspect no tool of the plan answers (and each measure asked of
-    the whole subject that no tool of the plan gives as a figure), when a loaded tool that
+    the whole subject that no tool of the plan gives as a figure, and each selection no
+    tool of the plan makes: "卖最好的前3个品" beside a search plan), when a loaded tool that
     answers it has its arguments in the context parameters."""
     used = {a.tool for a in plan}
     tag = case_tag(case["id"])
     out: list[ActionSpec] = []
     for req in sit.requirements:
-        tools = [t for t in req.get("tools", []) if t in sit.tools]
-        if req.get("kind") not in ("aspect", "measure") or not tools or used & set(tools):
+        named = req.get("args", {}) if req.get("kind") == "selection" else req.get("tools", [])
+        tools = [t for t in named if t in sit.tools]
+        if req.get("kind") not in ("aspect", "measure", "selection") or not tools:
+            continue
+        if used & set(tools):
             continue
         action = _tool_action(sit, tools, f"{tag}_{PRE}a{len(out) + 1}", req.get("args"))
         if action is not None:
@@ -231,9 +235,20 @@ def _subject_args(sit: Situation, takes: list[str]) -> list[str]:
 
 
 def _metric(sit: Situation, tool: str, asked: list[str]) -> str | None:
-    """The first asked measure the tool ranks by (its ``metric`` choices)."""
+    """The first asked measure the tool ranks by (its ``metric`` choices): by name, or a
+    choice that is that measure of something ("growth": ``gmv_growth_yoy``), in the
+    comparison the question's period asks for when it names one."""
     choices = sit.choices.get(tool, {}).get("metric", [])
-    return next((m for m in asked if m in choices), None)
+    basis = {str(r["comparison"]) for r in sit.requirements
+             if r.get("kind") == "period" and r.get("comparison")}  # fmt: skip
+    for measure in asked:
+        if measure in choices:
+            return measure
+        kinds = [c for c in choices if measure in c.split("_")]
+        kinds.sort(key=lambda c: not basis & set(c.split("_")))
+        if kinds:
+            return kinds[0]
+    return None
 
 
 def _one_period(sit: Situation) -> tuple[str, str] | None:
