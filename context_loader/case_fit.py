@@ -204,7 +204,7 @@ class CaseFit:
             if share:
                 cost += share * WEIGHTS.get(req.kind, 0.0)
                 uncovered.append(req.id)
-        cost += IDLE * view.idle(requirements)
+        cost += IDLE * view.idle(requirements) + WEIGHTS["subject"] * view.foreign()
         if per_item_asks(requirements) < 2:  # one call per item needs no sub-task
             cost += IDLE * sum(a.subagent is not None for a in bound)
         return Fit(hit, rank, round(cost, 3), tuple(uncovered))
@@ -267,6 +267,10 @@ class _PlanView:
         return any(isinstance(v, list) and named & {x for x in v if isinstance(x, int)}
                    for v in lists)  # fmt: skip
 
+    def foreign(self) -> bool:
+        """An action reads a subject nobody named (a campaign for "which one grew in Dec")."""
+        return any(p.search(k) for a in self.plan for k in a.args for p in self.asked.foreign)
+
     def idle(self, requirements: Requirements) -> int:
         """Actions whose tool answers only aspects and listings the question does not ask
         for (a ranking nobody asked for, a trend for a one-month lookup)."""
@@ -281,7 +285,6 @@ class _PlanView:
         narrowed = {d for a in self.plan for d in value_refs(a.args)} if ranks else set()
         count = 0
         for action in self.plan:
-            count += any(p.search(k) for k in action.args for p in self.asked.foreign)
             roles = set().union(*(self.roles.get(t, set()) for t in tools_of(action)))
             unasked = bool(roles) and not roles & wanted
             count += unasked and (action.id not in feeders or action.id in narrowed)

@@ -86,3 +86,76 @@ async def test_which_way_it_moved_asks_the_whole_and_each_childs_growth(
     plan = dict(await plan_of(full_loader, question))
     assert "get_category_overview" in plan
     assert plan["rank_categories"]["metric"] == "gmv_growth_yoy"
+
+
+async def test_a_share_of_products_ranks_categories(full_loader: ContextLoader) -> None:
+    question = "Pet supplies leaves with the highest new product share last month?"
+    loaded = await full_loader.load(ContextRequest(question=question))
+    picks = [(r.target, r.k) for r in loaded.requirements.items if r.kind == "selection"]
+    assert picks == [("category", None)]  # not one product: the leaves, several
+
+
+@pytest.mark.parametrize(
+    ("question", "aspects"),
+    [
+        ("yogurt - what are ppl searching for, and who's actually buying it?",
+         ["search_terms", "audience"]),  # chat spelling, an adverb inside a phrase
+        ("dog food: which search terms are taking off lately?", ["rising_terms"]),
+        ("electric kettles: how the ratings are distributed", ["rating_distribution"]),
+    ],
+)  # fmt: skip
+async def test_everyday_phrasings_of_aspects(
+    full_loader: ContextLoader, question: str, aspects: list[str]
+) -> None:
+    loaded = await full_loader.load(ContextRequest(question=question))
+    assert [r.aspect for r in loaded.requirements.items if r.kind == "aspect"] == aspects
+
+
+async def test_listed_asks_get_their_figures_and_the_whole_categorys_products(
+    full_loader: ContextLoader,
+) -> None:
+    """ "avg price last month" in a list of asks asks the figure; "top 5 sellers" are the
+    category's best-selling products, not its sellers and not one price band's."""
+    question = "3 things on rice cookers: avg price last month, top 5 sellers, ratings split"
+    loaded = await full_loader.load(ContextRequest(question=question))
+    picks = [(r.target, r.k) for r in loaded.requirements.items if r.kind == "selection"]
+    assert picks == [("product", 5)]
+    plan = dict(await plan_of(full_loader, question))
+    assert "get_category_overview" in plan
+    assert plan["get_top_products"]["top_n"] == 5
+    assert "price_band_id" not in plan["get_top_products"]
+
+
+async def test_how_is_it_looking_asks_the_figure(full_loader: ContextLoader) -> None:
+    question = "yogurt: price band split, and hows gmv yoy looking?"
+    plan = dict(await plan_of(full_loader, question))
+    assert {"get_category_overview", "get_price_bands"} <= set(plan)
+
+
+async def test_second_level_categories_are_the_sub_categories(
+    full_loader: ContextLoader,
+) -> None:
+    question = (
+        "Pet supplies, Oct 2025: top 20 search keywords, and rank its second-level categories"
+        " by gmv for that month too"
+    )
+    plan = dict(await plan_of(full_loader, question))
+    assert plan["rank_categories"]["metric"] == "gmv"
+    assert plan["rank_categories"]["month"] == "2025-10"
+
+
+async def test_how_deep_the_discounts_go_is_the_discount_depth(
+    full_loader: ContextLoader,
+) -> None:
+    plan = dict(await plan_of(full_loader, "电热水壶大促一般打几折？分价格带看看"))
+    assert "get_discount_depth" in plan
+
+
+async def test_no_campaign_is_read_when_none_is_asked(full_loader: ContextLoader) -> None:
+    question = (
+        "Which sub-category of Pet supplies had the best yoy growth in Dec, and what are "
+        "the 10 best selling products inside it?"
+    )
+    plan = dict(await plan_of(full_loader, question))
+    assert not [t for t in plan if "campaign" in t]
+    assert plan["rank_categories"]["metric"] == "gmv_growth_yoy"

@@ -320,6 +320,7 @@ def _singular_after(text: str, end: int, *, any_noun: bool = False) -> int | Non
         if any(p.fullmatch(bare) for _t, p in w.TARGETS) or any_noun:
             noun = bare  # the last noun of "leaf categories" decides
         elif noun is not None:
+            noun = None if _SHARE_OF.fullmatch(bare) else noun  # "new product share"
             break
         if bare != word.lower():
             break  # the clause ends
@@ -371,6 +372,9 @@ def _clause_taken(found: list[Selection], spans: Spans, pos: int) -> bool:
     return False
 
 
+_SHARE_OF = re.compile(r"\s*(?:share|ratio|rate|占比|比例|比重|率)", re.I)
+
+
 def target_of(spans: Spans, sel: Selection, whole: bool = True) -> str | None:
     """The nearest target noun in the selection's clause (after it first, then before);
     in "which N <noun> had the highest ..." the noun after "which"."""
@@ -385,6 +389,8 @@ def target_of(spans: Spans, sel: Selection, whole: bool = True) -> str | None:
     best: tuple[int, str] | None = None
     for target, pattern in w.TARGETS:
         for m in pattern.finditer(spans.text, lo, hi):
+            if _SHARE_OF.match(spans.text, m.end()):
+                continue  # "the highest new product share": a measure, not products
             distance = m.start() - sel.end if m.start() >= sel.end else 1000 + sel.start - m.end()
             if m.start() <= sel.start < m.end():
                 distance = -1  # the superlative is part of the noun: "best sellers"

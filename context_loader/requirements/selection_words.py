@@ -304,7 +304,11 @@ CURRENCY = {"¥", "$", "元", "块", "yuan", "rmb"}
 """A threshold in money is a price threshold (the question names no other measure)."""
 SCALE = {"万": 1e4, "亿": 1e8, "千": 1e3, "百": 100.0, "k": 1e3, "m": 1e6, "million": 1e6,
          "billion": 1e9}  # fmt: skip
-SELLERS = re.compile(r"\b(?:best|biggest|top)[- ]?sellers?\b|\bbest-selling\b", I)
+SELLERS = re.compile(
+    r"\b(?:best|biggest|top)[- ]?sellers?\b|\bbest-selling\b"
+    r"|\btop\s+(?:\d+|three|five|ten|twenty)\s+sellers?\b",  # "top 5 sellers": products
+    I,
+)
 TARGETS: list[tuple[str, re.Pattern[str]]] = [
     ("band", re.compile(
         r"价格带|价位段|价格段|价格区间|\bprice (?:bands?|ranges?|tiers?)\b|\bbands?\b|\btiers?\b"
@@ -314,7 +318,8 @@ TARGETS: list[tuple[str, re.Pattern[str]]] = [
     ("product", re.compile(
         r"商品|产品|单品|爆款|爆品|宝贝|竞品|款|(?<=[些个的])品(?![类牌质])"
         r"|\bproducts?\b|\bitems?\b|\bskus?\b"
-        r"|\b(?:best|top)[- ]?sellers?\b|\blistings?\b", I)),
+        r"|\b(?:best|top)[- ]?sellers?\b|\blistings?\b"
+        r"|\btop\s+(?:\d+|three|five|ten|twenty)\s+sellers?\b", I)),
     ("category", re.compile(
         r"类目|品类|小类|细分|分类|\bcat[ae]gor(?:y|ies)\b|\bleaf\b|\bleaves\b|\bniches?\b"
         r"|\bsub-?cat[ae]gor(?:y|ies)\b|\bsegments?\b", I)),

@@ -25,6 +25,7 @@ from deepagent.requirements.model import (
     ComparisonReq,
     MeasureReq,
     PeriodReq,
+    Requirement,
     Requirements,
     SelectionReq,
     SubjectReq,
@@ -54,7 +55,9 @@ _CHANGED = re.compile(  # a yes-or-no question whether the subject changed
 )
 _FIGURE = re.compile(  # the part asks for a figure: "GMV多少", "how big was the market"
     r"多少|几个|几成|多大|多高|多少钱|是多少|怎么样|咋样|如何|\bhow (?:much|many|big|large|high)\b"
-    r"|\bwhat (?:was|is|were|are)\b|\bwhat's\b|\btotal\b|\bsize\b|总共|一共|总额|规模",
+    r"|\bwhat (?:was|is|were|are)\b|\bwhat's\b|\btotal\b|\bsize\b|总共|一共|总额|规模"
+    r"|\bhow(?:'?s| is| are| was| were| did| does| do)\b.*\b(?:looking|doing|going|performing"
+    r"|perform|trending)\b",  # "how's GMV yoy looking"
     re.I,
 )
 _GROWTH = "growth"  # the measure a yes-or-no change question asks when it names none
@@ -83,6 +86,7 @@ def whole_measures(question: str, requirements: Requirements) -> list[MeasureReq
             continue  # this part asks for parts of the subject, or points at them
         changed = bool(_CHANGED.search(clause))
         asks = changed or _FIGURE.search(clause) or any(a < end and start < b for a, b in series)
+        asks = asks or _bare(clause, items)
         if _LISTING.search(clause) or not asks:
             continue  # it names the parts it lists, or asks no figure
         named = [r for r in items if isinstance(r, MeasureReq) and r.text and r.text in clause]
@@ -90,6 +94,25 @@ def whole_measures(question: str, requirements: Requirements) -> list[MeasureReq
             named = [r for r in items if isinstance(r, MeasureReq) and r.measure == _GROWTH][:1]
         out.update((r.id, r) for r in named)
     return list(out.values())
+
+
+_FILLER = re.compile(
+    r"\b(?:the|its|their|of|for|in|on|at|plus|also|and|pls|please|then)\b|的|和|还有|以及|再|也|一下",
+    re.I,
+)
+
+
+def _bare(clause: str, items: list[Requirement]) -> bool:
+    """An item of a listed ask that is a measure and nothing else ("need 3 things: avg
+    price last month, top 5 sellers, ..."): the measure's figure is asked."""
+    item = clause.rsplit(":", 1)[-1].rsplit("：", 1)[-1]
+    named = [r for r in items if isinstance(r, MeasureReq) and r.text and r.text in item]
+    if not named:
+        return False
+    for r in items:
+        if isinstance(r, MeasureReq | PeriodReq | SubjectReq) and r.text:
+            item = item.replace(r.text, " ")
+    return not re.sub(r"[\W\d_]+", "", _FILLER.sub(" ", item))
 
 
 def _is_series(req: object) -> bool:

@@ -148,7 +148,35 @@ def fill_case(case: dict[str, Any], sit: Situation, suffix: str = "") -> list[Ac
             return None
         actions.append(ActionSpec.model_validate(_retag(filled, tag)))
     bound = bind_selections(actions, sit.requirements)
-    return bind_subjects(bound, sit.requirements, sit.takes)
+    return _whole_band(bind_subjects(bound, sit.requirements, sit.takes), sit)
+
+
+def _whole_band(plan: list[ActionSpec], sit: Situation) -> list[ActionSpec]:
+    """A case step narrowed to the main price band answers for that band: a question that
+    asks for no main band ("top 5 sellers" beside the ratings) gets the whole category's
+    (the optional band argument and its dependency dropped)."""
+    rules = {r.get("rule") for r in sit.requirements if r.get("kind") == "selection"}
+    if "main_band" in rules:
+        return plan
+    out = []
+    for a in plan:
+        keep = set(sit.required.get(a.tool or "", []))
+        args = {k: v for k, v in a.args.items() if k in keep or not _main_band(v)}
+        if len(args) == len(a.args):
+            out.append(a)
+            continue
+        used = {v["$ref"] for v in args.values() if isinstance(v, dict) and "$ref" in v}
+        deps = [d for d in a.depends_on if d in used or d not in _refs(a.args)]
+        out.append(a.model_copy(update={"args": args, "depends_on": deps}))
+    return out
+
+
+def _main_band(value: Any) -> bool:
+    return isinstance(value, dict) and "main_band" in str(value.get("path", ""))
+
+
+def _refs(args: dict[str, Any]) -> set[str]:
+    return {str(v["$ref"]) for v in args.values() if isinstance(v, dict) and "$ref" in v}
 
 
 def _retag(value: Any, tag: str) -> Any:
