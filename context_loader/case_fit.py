@@ -76,8 +76,7 @@ ADDABLE = 0.5  # an aspect no action answers but a loaded tool does (the planner
 REBOUND = 0.3  # compared subjects a plan answers one by one (rebound), not side by side
 RANK = 0.005  # per place in retrieval: closer wording breaks near-ties, never a coverage gap
 IDLE = 0.1  # an action answering an aspect or listing that the question does not ask
-NARROWED = 5  # idle units for a listing narrowed the question does not narrow (new launches
-# only, for "the top products"): another question's answer, not merely an extra step
+NARROWED = 5  # idle units: a listing narrowed unasked (new launches for "the top products")
 BOUND_KINDS = ("category", "product")  # subjects the context binds into a plan's arguments
 UNFILLABLE = 100.0  # a plan whose placeholders the parameters cannot fill
 _SERIES = "aspect:trend"  # a month-by-month answer (the flow's trend for where buyers went)

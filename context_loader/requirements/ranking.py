@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from context_loader.requirements.selection import Selection, find_selections, target_of
+from context_loader.requirements.selection import find_selections
 from context_loader.requirements.selection_words import (
     NOUN_BEFORE,
     ORDERED,
@@ -21,6 +21,7 @@ from context_loader.requirements.selection_words import (
     count_measure,
 )
 from context_loader.requirements.spans import Spans
+from context_loader.requirements.targets import Selection, target_of
 from deepagent.requirements.model import SelectionReq
 from deepagent.requirements.vocabulary import Term
 

@@ -8,23 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from context_loader.requirements import selection_words as w
 from context_loader.requirements.spans import Spans
-
-
-@dataclass(frozen=True)
-class Selection:
-    rule: str
-    k: int | None
-    text: str
-    start: int
-    end: int
-    threshold: float | None = None
-    measure_hint: str | None = None  # a money threshold ranks by price
-    plain: bool = False  # a count alone ("前3个"): its direction comes from the clause
-    count_measure: str | None = None  # a threshold's count noun: "2,000+ reviews"
+from context_loader.requirements.targets import SHARE_OF, Selection, target_of
 
 
 def cn_number(raw: str) -> int | None:
@@ -320,7 +308,7 @@ def _singular_after(text: str, end: int, *, any_noun: bool = False) -> int | Non
         if any(p.fullmatch(bare) for _t, p in w.TARGETS) or any_noun:
             noun = bare  # the last noun of "leaf categories" decides
         elif noun is not None:
-            noun = None if _SHARE_OF.fullmatch(bare) else noun  # "new product share"
+            noun = None if SHARE_OF.fullmatch(bare) else noun  # "new product share"
             break
         if bare != word.lower():
             break  # the clause ends
@@ -370,43 +358,3 @@ def _clause_taken(found: list[Selection], spans: Spans, pos: int) -> bool:
         if not (s.end <= pos and len(between) <= 6 and w.PAIRED.search(between)):
             return True
     return False
-
-
-_SHARE_OF = re.compile(r"\s*(?:share|ratio|rate|占比|比例|比重|率)", re.I)
-
-
-def target_of(spans: Spans, sel: Selection, whole: bool = True) -> str | None:
-    """The nearest target noun in the selection's clause (after it first, then before);
-    in "which N <noun> had the highest ..." the noun after "which"."""
-    lo, hi = spans.clause_of(sel.start)
-    if w.WHAT_SELLS.search(spans.text[lo : sel.start]):
-        return "product"  # "what sells best", "啥卖得最好": the things sold
-    wh = w.WH.search(spans.text, lo, sel.start)
-    if wh is not None:
-        for target, pattern in w.TARGETS:
-            if pattern.search(spans.text, wh.end(), sel.start):
-                return target
-    best: tuple[int, str] | None = None
-    for target, pattern in w.TARGETS:
-        for m in pattern.finditer(spans.text, lo, hi):
-            if _SHARE_OF.match(spans.text, m.end()):
-                continue  # "the highest new product share": a measure, not products
-            distance = m.start() - sel.end if m.start() >= sel.end else 1000 + sel.start - m.end()
-            if m.start() <= sel.start < m.end():
-                distance = -1  # the superlative is part of the noun: "best sellers"
-            if best is None or distance < best[0]:
-                best = (distance, target)
-    if best is None and whole and (lo, hi) != (0, len(spans.text)):
-        everywhere = Spans(spans.text, [])
-        return _nearest_in(everywhere, sel)
-    return best[1] if best else None
-
-
-def _nearest_in(spans: Spans, sel: Selection) -> str | None:
-    """The target noun nearest to the selection anywhere in the question."""
-    found = [
-        (abs(m.start() - sel.start), target)
-        for target, pattern in w.TARGETS
-        for m in pattern.finditer(spans.text)
-    ]
-    return min(found)[1] if found else None
