@@ -263,6 +263,6 @@ def test_ask_json_prints_the_run_record(sample_db: Path, tmp_path: Path, warm_ca
     result = CliRunner().invoke(build_app(), ["ask", question, "--json"], env=env)
     assert result.exit_code == 0, result.stderr
     record = json.loads(result.stdout)
-    assert record["status"] == "completed" and record["planning_rounds"] == 2
+    assert record["status"] == "completed" and record["planning_rounds"] == 1
     assert record["question"] == question and "GMV" in record["analysis"]
     assert (tmp_path / "checkpoints.sqlite").exists()

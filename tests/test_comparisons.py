@@ -49,7 +49,7 @@ async def test_three_subjects_are_compared_in_one_call_and_each_gets_its_steps(
     assert [sorted(c["category_ids"]) for c in compared] == [sorted(ids)]
     trends = {c["category_id"] for c in calls(record, "get_category_trend")}
     assert trends == set(ids)  # nobody else's trend (the merchant's own category)
-    assert record.planning_rounds == 2
+    assert record.planning_rounds == 1  # one planning call: the tree answered
     names = ("空气炸锅", "破壁机", "电饭煲")
     growth = {n: metric(db, n, "2025-12", "gmv_growth_yoy") for n in names}
     fastest = max(growth, key=lambda n: growth[n])

@@ -36,7 +36,7 @@ def calls(record: RunRecord) -> int:
     return sum(1 for r in record.rounds for x in r.actions if x.status != "skipped")
 
 
-async def test_lookup_answers_with_the_exact_gmv_in_two_rounds(
+async def test_lookup_answers_with_the_exact_gmv_in_one_planning_call(
     loader: ContextLoader, db: sqlite3.Connection
 ) -> None:
     record, kinds = await run(agent(loader), LOOKUP)
@@ -44,11 +44,25 @@ async def test_lookup_answers_with_the_exact_gmv_in_two_rounds(
         "SELECT m.gmv FROM category_metrics m JOIN categories c ON c.id = m.category_id "
         "WHERE c.name_zh = '连衣裙' AND m.month = '2025-12'"
     ).fetchone()[0]
-    assert record.status == "completed" and record.planning_rounds == 2
+    assert record.status == "completed" and record.planning_rounds == 1
     assert f"{gmv:,.2f}" in record.analysis
     assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
-    assert "analysis_delta" in kinds and record.llm_calls == {"planner": 2}
+    assert "analysis_delta" in kinds and record.llm_calls == {"planner": 1}
     assert record.rounds[0].actions[0].tool == "get_category_overview"
+
+
+async def test_a_complete_tree_needs_no_closing_planner_call_unless_turned_off(
+    loader: ContextLoader,
+) -> None:
+    """The offline planner declares its whole case plan to answer the question: when
+    every action returns data and nothing asked is missing, the analysis follows without
+    another planning call; with ``answer_when_done`` off the planner closes the run."""
+    record, _ = await run(agent(loader), SKINCARE)
+    assert record.planning_rounds == 1 and record.coverage_complete
+    assert [r.decision for r in record.rounds] == ["call_actions"]
+    closing, _ = await run(agent(loader, answer_when_done=False), SKINCARE)
+    assert [r.decision for r in closing.rounds] == ["call_actions", "final_analysis"]
+    assert calls(closing) == calls(record) and closing.analysis == record.analysis
 
 
 async def test_modes_take_more_rounds_and_react_the_most(loader: ContextLoader) -> None:
@@ -59,10 +73,10 @@ async def test_modes_take_more_rounds_and_react_the_most(loader: ContextLoader) 
         rounds[mode] = record.planning_rounds
         if mode == "tree":
             tree_calls = calls(record)
-            assert record.rounds[0].todo_list and record.rounds[-1].decision == "final_analysis"
+            assert record.rounds[0].todo_list and record.rounds[-1].decision == "call_actions"
         else:
             assert calls(record) == tree_calls  # the same work, more round trips
-    assert rounds["tree"] == 2 < rounds["parallel"] < rounds["react"]
+    assert rounds["tree"] == 1 < rounds["parallel"] < rounds["react"]
 
 
 async def test_guards_stop_planning_and_still_analyse(loader: ContextLoader) -> None:

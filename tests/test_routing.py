@@ -16,6 +16,8 @@ from deepagent.loop.routing import (
     ToAnalysis,
     ToExecute,
     ToHuman,
+    ToPlan,
+    after_execution,
     after_planning,
     guard,
     stop_kind,
@@ -95,3 +97,15 @@ def test_time_spent_waiting_for_the_user_is_not_the_runs() -> None:
                        subagent=False, paused_s=500.0)  # fmt: skip
     assert guard(waited, SETTINGS, now=1520.0) is None  # 20 s of its own
     assert guard(facts(rounds=1), SETTINGS, now=1520.0) is not None
+
+
+def test_a_tree_that_answers_goes_to_the_analysis_only_when_it_did() -> None:
+    """One planning call for a complete plan: every action with data and no requirement
+    missing; a failed, empty or skipped action, or a gap, is planned again."""
+    whole = PlannerDecision(action=CallActions(actions=[CALL], answers=True))
+    part = PlannerDecision(action=CallActions(actions=[CALL]))
+    assert isinstance(after_execution(whole, ["ok", "ok"], 0), ToAnalysis)
+    for statuses in (["ok", "empty"], ["ok", "failed"], ["skipped"], []):
+        assert isinstance(after_execution(whole, statuses, 0), ToPlan), statuses
+    assert isinstance(after_execution(whole, ["ok"], 1), ToPlan)  # a requirement missing
+    assert isinstance(after_execution(part, ["ok"], 0), ToPlan)  # more of the plan to run

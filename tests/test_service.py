@@ -235,4 +235,4 @@ async def test_a_run_survives_the_api_process_being_killed(
     seqs = [int(e["id"]) for e in seen]
     assert seqs == list(range(1, len(seqs) + 1))
     assert seen[-1]["event"] == "run_finished"
-    assert view["record"]["planning_rounds"] >= 2
+    assert view["record"]["planning_rounds"] >= 1 and view["record"]["rounds"][0]["actions"]

@@ -89,7 +89,7 @@ async def run(a: Agent, question: str = LOOKUP, **kw: Any) -> RunRecord:
 async def offline(loader: ContextLoader) -> RunRecord:
     """The lookup question answered fully offline: what the simulated runs must match."""
     record = await run(Agent(RunDeps(loader.settings, loader, OfflinePlannerModel(), None)))
-    assert record.status == "completed" and record.planning_rounds == 2
+    assert record.status == "completed" and record.planning_rounds == 1
     return record
 
 
@@ -193,8 +193,8 @@ async def test_a_run_configured_by_environment_matches_the_offline_run(
     assert record.status == "completed" and record.stop_reason is None
     assert record.analysis == offline.analysis  # the analyst prompt was read back faithfully
     assert [r.decision for r in record.rounds] == [r.decision for r in offline.rounds]
-    assert record.llm_calls == {"planner": 2, "analyst": 1}
-    assert (await stats(admin))["requests"] == {PLANNER: 2, "offline-analyst": 1}
+    assert record.llm_calls == {"planner": 1, "analyst": 1}
+    assert (await stats(admin))["requests"] == {PLANNER: 1, "offline-analyst": 1}
 
 
 @pytest.mark.parametrize("kind", ["rate_limit", "server_error"])
@@ -204,9 +204,9 @@ async def test_429_and_500_are_retried_by_the_client_and_the_run_completes(
     await force(admin, kind, count=2)
     record = await run(agent(loader, {"planner": endpoint(sim)}))
     assert record.status == "completed" and record.stop_reason is None
-    assert record.analysis == offline.analysis and record.llm_calls == {"planner": 2}
+    assert record.analysis == offline.analysis and record.llm_calls == {"planner": 1}
     seen = await stats(admin)
-    assert seen["requests"] == {PLANNER: 4} and seen["faults"] == {f"{PLANNER}/{kind}": 2}
+    assert seen["requests"] == {PLANNER: 3} and seen["faults"] == {f"{PLANNER}/{kind}": 2}
 
 
 async def test_a_rate_limit_carries_retry_after(sim: Running, admin: httpx.AsyncClient) -> None:
@@ -223,7 +223,7 @@ async def test_a_stall_times_out_and_is_retried(
     await force(admin, "stall")
     record = await run(agent(loader, {"planner": endpoint(sim, timeout_s=0.5)}))
     assert record.status == "completed" and record.analysis == offline.analysis
-    assert (await stats(admin))["requests"] == {PLANNER: 3}
+    assert (await stats(admin))["requests"] == {PLANNER: 2}
 
 
 async def test_stalls_past_every_retry_fail_the_run_with_a_timeout(
@@ -245,7 +245,7 @@ async def test_a_malformed_body_fails_the_round_and_keeps_the_collected_data(
     sim: Running, admin: httpx.AsyncClient, loader: ContextLoader, offline: RunRecord
 ) -> None:
     await force(admin, "malformed", after=1)  # the second planning round gets a broken body
-    record = await run(agent(loader, {"planner": endpoint(sim)}))
+    record = await run(agent(loader, {"planner": endpoint(sim)}, answer_when_done=False))
     assert record.status == "completed"
     assert [r.decision for r in record.rounds] == ["call_actions", "invalid"]
     assert "malformed response from the model endpoint" in (record.stop_reason or "")
@@ -261,7 +261,7 @@ async def test_an_invalid_decision_is_reasked_once_and_repaired(
     await force(admin, "invalid")
     record = await run(agent(loader, {"planner": endpoint(sim)}))
     assert record.status == "completed" and record.stop_reason is None
-    assert record.analysis == offline.analysis and record.llm_calls == {"planner": 3}
+    assert record.analysis == offline.analysis and record.llm_calls == {"planner": 2}
     await force(admin, "invalid", count=2)
     record = await run(agent(loader, {"planner": endpoint(sim)}))
     assert record.rounds[0].decision == "invalid"
@@ -281,13 +281,13 @@ async def test_analyst_stream_faults_fail_the_run_with_the_reason(
     analyst = endpoint(sim, "offline-analyst", max_retries=0, timeout_s=0.5)
     record = await run(agent(loader, {"planner": endpoint(sim), "analyst": analyst}))
     assert record.status == "failed" and reason in (record.error or "")
-    assert record.planning_rounds == 2  # planning finished; the analysis stream broke
+    assert record.planning_rounds == 1  # planning finished; the analysis stream broke
 
 
 async def test_summaries_through_the_simulator_equal_the_offline_ones(
     sim: Running, admin: httpx.AsyncClient, loader: ContextLoader
 ) -> None:
-    tight = {"summary_mode": "sync", "summary_token_budget": 50}
+    tight = {"summary_mode": "sync", "summary_token_budget": 50, "answer_when_done": False}
     offline = await run(agent(loader, {}, **tight))
     models = {"planner": endpoint(sim), "summarizer": endpoint(sim, "offline-summarizer")}
     simulated = await run(agent(loader, models, **tight))

@@ -21,7 +21,9 @@ from tests.questions import SKINCARE
 
 
 async def run(loader: ContextLoader, **settings: Any) -> tuple[Agent, str, list[Any]]:
-    merged = loader.settings.model_copy(update=settings)
+    """The skin-care question in parallel mode, the planner asked after every round (the
+    summaries are read at round starts)."""
+    merged = loader.settings.model_copy(update={"answer_when_done": False, **settings})
     delay = merged.offline_latency_ms.get("planner", 0.0) / 1000
     agent = Agent(RunDeps(merged, loader, OfflinePlannerModel(latency_s=delay), None))
     events = [e async for e in agent.start(ContextRequest(question=SKINCARE), mode="parallel")]

@@ -171,6 +171,12 @@ class ActionSpec(Strict):
 class CallActions(Strict):
     type: Literal["call_actions"] = "call_actions"
     actions: list[ActionSpec] = Field(min_length=1)
+    answers: bool = Field(
+        default=False,
+        description="true when this tree answers the whole question: when every action "
+        "succeeds with data and nothing asked is left missing, the run goes to the analysis "
+        "without another planning call",
+    )
 
 
 class CallHuman(Strict):

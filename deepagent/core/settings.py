@@ -66,6 +66,12 @@ class Settings(BaseSettings):
     coverage_rounds: int = Field(
         default=1, ge=0, description="Guard: extra planning rounds for missing requirements."
     )
+    answer_when_done: bool = Field(
+        default=True,
+        description="A tree the planner declares to answer the question goes straight to"
+        " the analysis when every action returned data and nothing asked is missing (no"
+        " closing planner call); off: the planner is asked again after every round.",
+    )
     max_parallel_actions: int = Field(default=8, ge=1, description="Concurrent tool calls.")
     mode: Mode = Field(default="tree", description="Planning mode.")
     review_plan: ReviewPlan = Field(

@@ -36,6 +36,7 @@ from deepagent.loop.routing import (
     ToAnalysis,
     ToExecute,
     ToHuman,
+    after_execution,
     after_planning,
     guard,
 )
@@ -138,10 +139,11 @@ class Nodes:
             ))  # fmt: skip
         return _to(route, update)
 
-    async def execute(self, state: RunState) -> dict[str, Any]:
+    async def execute(self, state: RunState) -> Command[Literal["plan", "analyze"]]:
         """Run the round's Action Tree in dependency order (SubAgents through the back end),
-        write its actions and collected results, and schedule a summary when the history
-        passes its budget."""
+        write its actions and collected results; then plan again, or go straight to the
+        analysis when the tree was declared to answer the question and it did
+        (``routing.after_execution``)."""
         view = RunView(state)
         decision, loaded, request = view.decision, view.loaded, view.request
         assert isinstance(decision.action, CallActions)
@@ -184,7 +186,7 @@ class Nodes:
         tools = {**state.get("subagent_tools", {}), **subagent_tools(decision.action)}
         seen = merged(state, {"collected": collected, "subagent_tools": tools})
         coverage = run_coverage(seen, loaded, self.deps.loader.registry)
-        return {
+        update = {
             "rounds": [record],
             "data": {**state.get("data", {}), **outcome.data},
             "collected": collected,
@@ -193,6 +195,10 @@ class Nodes:
             "coverage": coverage.model_dump(mode="json"),
             "timings_ms": add_time(state, "execution", started),
         }
+        missing = sum(i.status == "missing" for i in coverage.items)
+        route = after_execution(decision, [r.status for r in outcome.records], missing)
+        answered = isinstance(route, ToAnalysis) and self.deps.settings.answer_when_done
+        return Command(goto="analyze" if answered else "plan", update=update)
 
     async def human(self, state: RunState) -> Command[Literal["load_context"]]:
         """Pause durably for the user's answer (a LangGraph interrupt, checkpointed); on
@@ -344,7 +350,6 @@ def build_graph(
     graph.add_node("analyze", nodes.analyze)
     graph.add_edge(START, "load_context")
     graph.add_edge("load_context", "plan")
-    graph.add_edge("execute", "plan")
     graph.set_finish_point("analyze")
     return graph.compile(checkpointer=checkpointer)
 

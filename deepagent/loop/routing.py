@@ -33,6 +33,11 @@ class ToExecute:
 
 
 @dataclass(frozen=True)
+class ToPlan:
+    """Plan another round: what ran does not answer the question yet (or may not)."""
+
+
+@dataclass(frozen=True)
 class ToHuman:
     """Ask the user the decision's question and wait."""
 
@@ -45,6 +50,7 @@ class ToAnalysis:
 
 
 Route = ToExecute | ToHuman | ToAnalysis
+AfterExecution = ToPlan | ToAnalysis
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,20 @@ def after_planning(
             return ToAnalysis(Stop("subagent_asked", text))
         return ToHuman()
     return ToAnalysis()
+
+
+def after_execution(
+    decision: PlannerDecision, statuses: Sequence[str], missing: int
+) -> AfterExecution:
+    """After a round's actions ran: a tree the planner declared to answer the question
+    (``answers``) goes straight to the analysis when every action returned data and the
+    coverage check finds no requirement ``missing``; a failed, empty or skipped action, or
+    a gap, gets another planning round (a new plan, a coverage round, or the answer)."""
+    action = decision.action
+    answers = isinstance(action, CallActions) and action.answers
+    if answers and statuses and all(s == "ok" for s in statuses) and not missing:
+        return ToAnalysis()
+    return ToPlan()
 
 
 def stop_kind(text: str | None) -> StopKind | None:

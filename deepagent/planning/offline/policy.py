@@ -90,7 +90,7 @@ def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
             extra, covers = coverage_actions(sit, case, plan)
             batch = _batch(extra, ok | {a.id for a in plan}, sit.mode)
             if batch:
-                return _cover(sit, case, plan, batch, ok, covers)
+                return _cover(sit, case, plan, batch, ok, covers, len(batch) == len(extra))
         return _final(sit, case)
     if done and _reviewed_out(sit.history):  # the reviewer's plan ran: it was the plan
         return _reviewed_final(sit)
@@ -207,8 +207,14 @@ def _act(
     return PlannerDecision(
         thought=thought,
         todo_list=_todo(sit, case, plan, ok, final=False),
-        action=CallActions(actions=batch),
+        action=CallActions(actions=batch, answers=_whole(plan, batch, ok)),
     )
+
+
+def _whole(plan: list[ActionSpec], batch: list[ActionSpec], ok: set[str]) -> bool:
+    """The batch runs every action of the plan not already done: it answers the question
+    (unless an action fails or comes back empty, or the coverage check finds a gap)."""
+    return {a.id for a in plan} - {a.id for a in batch} <= ok
 
 
 def _cover(
@@ -218,6 +224,7 @@ def _cover(
     batch: list[ActionSpec],
     ok: set[str],
     covers: list[str],
+    answers: bool,
 ) -> PlannerDecision:
     words = [r["text"] for r in sit.requirements if r["id"] in covers]
     step = ("补充查询：" if sit.language == "zh" else "Also cover: ") + " / ".join(words)
@@ -227,7 +234,7 @@ def _cover(
         f" left uncovered ({', '.join(covers)}).",
         todo_list=todo,
         covers=covers,
-        action=CallActions(actions=batch),
+        action=CallActions(actions=batch, answers=answers),
     )
 
 
