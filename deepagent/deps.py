@@ -68,7 +68,7 @@ class RunDeps:
         planner_cfg, analyst_cfg = settings.model_for("planner"), settings.model_for("analyst")
         pace = Pace.for_role(settings, "planner")
         planner: BaseChatModel = (
-            OfflinePlannerModel(latency_s=pace.first_token_s, tokens_per_s=pace.tokens_per_s)
+            OfflinePlannerModel.paced(pace)
             if planner_cfg.kind == "offline"
             else chat_model(planner_cfg)
         )

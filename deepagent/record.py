@@ -39,6 +39,9 @@ class SubAgentRecord(Strict):
     worker: str | None = Field(default=None, description="RQ worker that ran it (None: local)")
     attempts: int = Field(default=1, description="executions, retries of lost/failed jobs included")
     queued_ms: float = Field(default=0.0, description="dispatch to start on a worker")
+    tokens: dict[str, int] = Field(
+        default_factory=dict, description="model tokens of its run: input and output"
+    )
     no_result: bool = Field(
         default=False,
         description="failed outside its own run, no record came back (job lost, deadline "

@@ -166,36 +166,51 @@ def test_our_round_trips_count_summaries_and_subagent_calls() -> None:
 
 def test_figures_ratios_and_table() -> None:
     fig = Figures()
-    fig.add(3, 2.0, 5)
-    fig.add(3, 1.5, 5)
-    assert fig.as_dict() == {"round_trips": 3, "wall_s": 1.5, "tool_calls": 5}
+    fig.add(3, 2.0, 5, (900, 60))
+    fig.add(3, 1.5, 5, (900, 60))
+    assert fig.as_dict() == {
+        "round_trips": 3, "wall_s": 1.5, "tool_calls": 5, "input_tokens": 900, "output_tokens": 60
+    }  # fmt: skip
     with pytest.raises(RuntimeError, match="changed"):
         fig.add(4, 1.0, 5)
     row: dict[str, Any] = {
-        "deepagents": {"round_trips": 4, "wall_s": 2.0, "tool_calls": 5},
-        "tree": {"round_trips": 3, "wall_s": 1.0, "tool_calls": 5},
-        "react": {"round_trips": 8, "wall_s": 4.0, "tool_calls": 5},
-    }
+        "deepagents": {"round_trips": 4, "wall_s": 2.0, "tool_calls": 5, "input_tokens": 1000,
+                       "output_tokens": 100},
+        "tree": {"round_trips": 3, "wall_s": 1.0, "tool_calls": 5, "input_tokens": 500,
+                 "output_tokens": 50},
+        "react": {"round_trips": 8, "wall_s": 4.0, "tool_calls": 5, "input_tokens": 2000,
+                  "output_tokens": 100},
+    }  # fmt: skip
     row["ratios"] = ratios(row)
     assert row["ratios"] == {
         "tree_round_trips": 0.75,
         "tree_wall_s": 0.5,
+        "tree_input_tokens": 0.5,
+        "tree_output_tokens": 0.5,
         "react_round_trips": 2.0,
         "react_wall_s": 2.0,
+        "react_input_tokens": 2.0,
+        "react_output_tokens": 1.0,
     }
+    other = {**row, "ratios": {**row["ratios"], "tree_wall_s": 2.0}}
     row |= {"question": "q?", "case": "c1", "levels": 2}
     result: dict[str, Any] = {
         "questions": [row, row],
-        "totals": totals([row, row]),
+        "totals": totals([row, other]),
         "latency": {"first_token_ms": 300, "tokens_per_s": 60, "tool_ms": 40},
         "deepagents_version": "x",
         "max_parallel_actions": 8,
         "repeat": 1,
     }
     assert result["totals"]["deepagents"]["wall_s"] == 4.0
+    assert result["totals"]["geomean"]["tree_wall_s"] == pytest.approx(1.0)  # 0.5 and 2.0
     text = "\n".join(lines(result))
-    assert "| 1 | c1 | 2 | 5 | 4 / 3 / 8 | 2.00 / 1.00 / 4.00 | 0.75 | 0.50 | 2.00 |" in text
-    assert "| **total** |" in text and "1. q?" in text and "300 ms to first token" in text
+    assert (
+        "| 1 | c1 | 2 | 5 | 4 / 3 / 8 | 2.00 / 1.00 / 4.00 | 1,000 / 500 / 2,000 | 100 / 50 / 100"
+        " | 0.75 | 0.50 | 0.50 | 2.00 |" in text
+    )
+    assert "| **total** |" in text and "1. q?" in text and "300 ms base to first token" in text
+    assert "**geometric mean of the ratios**" in text
 
 
 def test_the_drilldown_set_has_both_languages() -> None:

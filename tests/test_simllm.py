@@ -17,7 +17,6 @@ import httpx
 import openai
 import pytest
 import pytest_asyncio
-from langchain_core.messages.utils import count_tokens_approximately
 from openai.types.chat import ChatCompletionMessageParam
 
 from context_loader.identify import Evidence, LLMClassifier
@@ -29,6 +28,7 @@ from deepagent.core.templates import BindingError
 from deepagent.deps import RunDeps
 from deepagent.execution.ask import LLMBinder
 from deepagent.llm import ModelConfig, chat_model
+from deepagent.llm.pacing import message_tokens
 from deepagent.planning.context import PlannerContext
 from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.planning.offline.policy import decide
@@ -113,7 +113,7 @@ async def test_openai_client_gets_the_offline_decision_streamed_and_not(
     reply = await client.chat.completions.create(model=PLANNER, messages=planner_prompt())
     assert reply.choices[0].message.content == expected
     assert reply.usage is not None
-    assert reply.usage.prompt_tokens == count_tokens_approximately(prompt)
+    assert reply.usage.prompt_tokens == message_tokens(prompt)
     stream = await client.chat.completions.create(
         model=PLANNER,
         messages=planner_prompt(),

@@ -21,7 +21,11 @@ def sim_llm_command(
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of the fault schedule.")] = None,
     latency: Annotated[
         list[str] | None,
-        typer.Option("--latency", help="MODEL=TTFT_MS:TOK_PER_S (MODEL * for all); repeatable."),
+        typer.Option(
+            "--latency",
+            help="MODEL=TTFT_MS:TOK_PER_S[:PREFILL_TOK_PER_S[:CACHED_SHARE]] (MODEL * for all);"
+            " repeatable.",
+        ),
     ] = None,
     fault: Annotated[
         list[str] | None,

@@ -129,6 +129,17 @@ class Settings(BaseSettings):
         default_factory=dict,
         description="Output tokens per second per offline role (unset: output is free).",
     )
+    offline_prefill_tokens_per_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="Prompt tokens read per second per offline role (unset: input is free).",
+    )
+    offline_cached_share: float = Field(
+        default=1.0,
+        ge=0,
+        le=1,
+        description="The share of its prefill time a cached prompt prefix still costs"
+        " (1: no prompt caching).",
+    )
     filesystem: bool = Field(
         default=False, description="Offload large tool results to a per-run workspace."
     )

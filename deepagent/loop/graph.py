@@ -18,6 +18,7 @@ from langgraph.types import Command, interrupt
 from context_loader.models import ContextRequest
 from deepagent import events as ev
 from deepagent.analysis import (
+    analyst_messages,
     stream_llm_analysis,
     stream_offline_analysis,
 )
@@ -25,7 +26,7 @@ from deepagent.core.schema import CallActions, CallHuman, PlannerDecision
 from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
 from deepagent.llm.errors import ModelFailed
-from deepagent.llm.pacing import Pace
+from deepagent.llm.pacing import Pace, approx_tokens
 from deepagent.loop import failures
 from deepagent.loop.coverage_step import run_coverage, subagent_tools
 from deepagent.loop.review_step import ReviewStep, removed_by_reviewer
@@ -228,8 +229,11 @@ class Nodes:
         view = RunView(state)
         coverage = run_coverage(state, view.loaded, self.deps.loader.registry)
         inp = analysis_input(view, self.deps.loader, coverage)
+        prompt_tokens = approx_tokens("\n".join(analyst_messages(inp)))  # as an analyst reads
         stream = (
-            Pace.for_role(self.deps.settings, "analyst").stream(stream_offline_analysis(inp))
+            Pace.for_role(self.deps.settings, "analyst").stream(
+                stream_offline_analysis(inp), prompt_tokens
+            )
             if self.deps.analyst is None
             else stream_llm_analysis(self.deps.analyst, inp)
         )
@@ -248,6 +252,7 @@ class Nodes:
         return (ended or {"analysis": "".join(parts), "status": "completed"}) | {
             "coverage": coverage.model_dump(mode="json"),
             "llm_calls": calls,
+            "tokens": add_tokens(state, "analyst", prompt_tokens, approx_tokens("".join(parts))),
             "timings_ms": with_total(state, add_time(state, "analysis", started)),
             **({"stop_reason": missing} if missing else {}),  # SubAgents without a result
         }

@@ -19,11 +19,11 @@ from typing import Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import ValidationError
 
 from deepagent.core.schema import PlannerDecision
 from deepagent.llm.errors import ModelFailure
+from deepagent.llm.pacing import message_tokens
 from deepagent.planning.context import PlannerContext
 from deepagent.planning.render import planner_messages
 from deepagent.prompts.sections import section
@@ -81,14 +81,14 @@ async def plan_round(model: Planner, ctx: PlannerContext) -> PlanningResult:
     raw = ""
     tokens_in = tokens_out = 0
     for attempt in range(1, REASKS + 2):
-        tokens_in += count_tokens_approximately(messages)
+        tokens_in += message_tokens(messages)
         try:
             reply = await model.ainvoke(messages)
         except Exception as exc:  # the round fails with the reason; the loop decides the rest
             error = ModelFailure.of("planner", exc).text
             return PlanningResult(None, error, attempt, raw, tokens_in, tokens_out)
         raw = str(reply.content)
-        tokens_out += count_tokens_approximately([reply])
+        tokens_out += message_tokens([reply])
         try:
             return PlanningResult(parse_decision(raw), None, attempt, raw, tokens_in, tokens_out)
         except ValueError as exc:

@@ -16,9 +16,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from langchain_core.messages import AIMessage
-from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import ValidationError
 
+from deepagent.llm.pacing import PrefixCache, message_tokens
 from deepagent.simllm import protocol as wire
 from deepagent.simllm.config import FaultKind, ForcedFault, SimConfig
 from deepagent.simllm.faults import FaultSchedule
@@ -34,6 +34,7 @@ class SimState:
     config: SimConfig
     schedule: FaultSchedule
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    caches: dict[str, PrefixCache] = field(default_factory=dict)  # model -> its prompt cache
 
     @classmethod
     def create(cls, config: SimConfig) -> SimState:
@@ -50,6 +51,7 @@ class Reply:
     tokens: dict[str, int]
     fault: FaultKind | None
     include_usage: bool
+    cached_tokens: int = 0  # of the prompt, a prefix an earlier request of the model sent
 
 
 def error(
@@ -138,7 +140,10 @@ async def chat_completion(sim: SimState, request: Request) -> Response:
     if fault == "stall":
         await stall(sim, request)
     latency = sim.config.latency_for(req.model)
-    await asyncio.sleep(latency.total_s(reply.tokens["completion_tokens"]))
+    tokens = reply.tokens
+    await asyncio.sleep(
+        latency.total_s(tokens["completion_tokens"], tokens["prompt_tokens"], reply.cached_tokens)
+    )
     body = wire.completion(reply.cid, reply.model, reply.content, reply.tokens)
     if fault == "malformed":
         return Response(wire.truncated(body), media_type="application/json")
@@ -154,11 +159,11 @@ async def _reply(sim: SimState, req: wire.ChatRequest, fault: FaultKind | None) 
     except Exception as exc:  # a policy bug is the server's error, in the OpenAI shape
         why = f"{req.model} policy failed: {type(exc).__name__}: {exc}"
         return error(500, why, "server_error")
-    tokens = wire.usage(
-        count_tokens_approximately(messages), count_tokens_approximately([AIMessage(content)])
-    )
+    tokens = wire.usage(message_tokens(messages), message_tokens([AIMessage(content)]))
     cid = f"chatcmpl-sim-{req.model}-{sim.schedule.counts[req.model]}"
-    return Reply(cid, req.model, content, tokens, fault, req.include_usage)
+    prompt = "\n".join(str(m.content) for m in messages)
+    cached = sim.caches.setdefault(req.model, PrefixCache()).cached_tokens(prompt)
+    return Reply(cid, req.model, content, tokens, fault, req.include_usage, cached)
 
 
 def pieces(text: str, size: int) -> list[str]:
@@ -169,7 +174,7 @@ async def _stream(sim: SimState, request: Request, reply: Reply) -> AsyncIterato
     """SSE chunks paced by the latency model; a stall or a malformed chunk comes right after
     the first (role) chunk, i.e. mid-stream."""
     latency = sim.config.latency_for(reply.model)
-    await asyncio.sleep(latency.ttft_ms / 1000)
+    await asyncio.sleep(latency.first_s(reply.tokens["prompt_tokens"], reply.cached_tokens))
     yield wire.sse(wire.chunk(reply.cid, reply.model, {"role": "assistant", "content": ""}))
     if reply.fault == "stall":
         await stall(sim, request)

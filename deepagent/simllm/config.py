@@ -29,14 +29,26 @@ class ConfigError(ValueError):
 
 
 class Latency(Strict):
-    """Time to first token plus a token rate (``tokens_per_s`` 0 means instantaneous)."""
+    """The benchmarks' latency model (``deepagent.llm.pacing.Pace``): a base time to first
+    token, the prompt read at ``prefill_tokens_per_s`` (a cached prefix at ``cached_share``
+    of that), then the reply at ``tokens_per_s`` (0: instantaneous)."""
 
     ttft_ms: float = Field(default=0.0, ge=0)
     tokens_per_s: float = Field(default=0.0, ge=0)
+    prefill_tokens_per_s: float = Field(default=0.0, ge=0)
+    cached_share: float = Field(default=1.0, ge=0, le=1)
 
-    def total_s(self, tokens: int) -> float:
+    def first_s(self, prompt_tokens: int = 0, cached_tokens: int = 0) -> float:
+        """Time to first token for a prompt of ``prompt_tokens`` (``cached_tokens`` cached)."""
+        if self.prefill_tokens_per_s <= 0:
+            return self.ttft_ms / 1000
+        cached = min(cached_tokens, prompt_tokens)
+        work = prompt_tokens - cached + cached * self.cached_share
+        return self.ttft_ms / 1000 + work / self.prefill_tokens_per_s
+
+    def total_s(self, tokens: int, prompt_tokens: int = 0, cached_tokens: int = 0) -> float:
         """The whole reply's duration (what a non-streaming request waits)."""
-        return self.ttft_ms / 1000 + self.per_token_s() * tokens
+        return self.first_s(prompt_tokens, cached_tokens) + self.per_token_s() * tokens
 
     def per_token_s(self) -> float:
         return 1 / self.tokens_per_s if self.tokens_per_s > 0 else 0.0
@@ -104,16 +116,20 @@ def validate_config(data: object, where: str = "config") -> SimConfig:
 
 
 def parse_latency(flag: str) -> tuple[str, Latency]:
-    """``MODEL=TTFT_MS:TOK_PER_S`` (``*`` for every model)."""
+    """``MODEL=TTFT_MS:TOK_PER_S[:PREFILL_TOK_PER_S[:CACHED_SHARE]]`` (``*`` for every
+    model)."""
     model, sep, value = flag.partition("=")
-    ttft, colon, rate = value.partition(":")
+    parts = value.split(":")
+    names = ("ttft_ms", "tokens_per_s", "prefill_tokens_per_s", "cached_share")
     try:
-        if not (sep and colon and model.strip()):
+        if not (sep and 2 <= len(parts) <= 4 and model.strip()):
             raise ValueError
-        return model.strip(), Latency(ttft_ms=float(ttft), tokens_per_s=float(rate))
+        fields = {n: float(p) for n, p in zip(names, parts, strict=False)}
+        return model.strip(), Latency.model_validate(fields)
     except (ValueError, ValidationError):
         raise ConfigError(
-            f"--latency expects MODEL=TTFT_MS:TOK_PER_S with numbers >= 0, got {flag!r}"
+            "--latency expects MODEL=TTFT_MS:TOK_PER_S[:PREFILL_TOK_PER_S[:CACHED_SHARE]]"
+            f" with numbers >= 0 (a share at most 1), got {flag!r}"
         ) from None
 
 

@@ -157,12 +157,17 @@ class SubAgentDispatcher(ABC):
         """One SubAgentRecord and a ``subagent_finished`` event for a finished dispatch."""
         duration = round((time.time() - dispatched) * 1000, 2)
         no_result = isinstance(outcome, SubAgentFailed)
+        tokens: dict[str, int] = {}
         if isinstance(outcome, SubAgentFailed):
             status, conclusion, rounds, queued_ms = "failed", str(outcome), 0, 0.0
         else:
             rec = outcome.record
             status, conclusion, rounds = rec.status, rec.analysis, rec.planning_rounds
             queued_ms = outcome.queued_ms
+            tokens = {
+                "input": sum(t.input for t in rec.tokens.values()),
+                "output": sum(t.output for t in rec.tokens.values()),
+            }
         where = {"worker": outcome.worker, "attempts": outcome.attempts}
         self.records.append(
             SubAgentRecord(
@@ -172,6 +177,7 @@ class SubAgentDispatcher(ABC):
                 duration_ms=duration,
                 rounds=rounds,
                 conclusion=conclusion,
+                tokens=tokens,
                 started_ms=round((dispatched - self.parent_started) * 1000, 2),
                 queued_ms=queued_ms,
                 no_result=no_result,

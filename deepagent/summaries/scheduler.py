@@ -18,10 +18,11 @@ from langchain_core.language_models import BaseChatModel
 from deepagent import events as ev
 from deepagent.core.schema import TodoItem
 from deepagent.core.settings import Settings
-from deepagent.llm.pacing import Pace
+from deepagent.llm.pacing import Pace, approx_tokens
 from deepagent.loop.state import RunState, round_view
 from deepagent.loop.state import merged as merged_state
 from deepagent.record import SummaryRecord
+from deepagent.summaries.prompt import SummaryRequest, summary_messages
 from deepagent.summaries.summarizer import history_tokens, summarize_offline, summarize_with_model
 
 
@@ -129,6 +130,9 @@ class Summarizer:
             text = await asyncio.to_thread(
                 summarize_offline, question, views, todo, state.get("summary")
             )
-            await Pace.for_role(self.settings, "summarizer").wait_for(text)
+            pace = Pace.for_role(self.settings, "summarizer")
+            request = SummaryRequest(question, views, todo, state.get("summary"))
+            prompt = "\n".join(summary_messages(request)) if pace.prefill_tokens_per_s else ""
+            await pace.wait_for(text, approx_tokens(prompt))
             return text
         return await summarize_with_model(self.model, question, views, todo, state.get("summary"))

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from langchain_core.messages.utils import count_tokens_approximately
 
 from deepagent.core.schema import TodoItem
+from deepagent.llm.pacing import message_tokens
 from deepagent.planning.context import ActionView, RoundView
 from deepagent.summaries.prompt import SummaryRequest, summary_messages
 
@@ -32,13 +32,13 @@ ORDER = {"ok": 0, "empty": 1, "failed": 2, "skipped": 3}
 def history_tokens(rounds: Sequence[RoundView], summary: str | None = None) -> int:
     """The approximate token count of the rounds (and summary) the planner would read."""
     text = json.dumps([r.model_dump(exclude_none=True) for r in rounds], ensure_ascii=False)
-    return count_tokens_approximately([HumanMessage((summary or "") + text)])
+    return message_tokens([HumanMessage((summary or "") + text)])
 
 
 _MONTH = re.compile(r"\b\d{4}-\d{2}\b")
 
 
-def _figures(text: str, limit: int = 6) -> str:
+def _figures(text: str, limit: int = 5) -> str:
     found: list[str] = []
     text = _MONTH.sub(" ", text)
     for match in _FIGURE.finditer(text):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,11 +17,16 @@ class Figures:
     wall_s: float = float("inf")
     tool_calls: int = 0
     runs: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
 
-    def add(self, round_trips: int, wall_s: float, tool_calls: int) -> None:
+    def add(
+        self, round_trips: int, wall_s: float, tool_calls: int, tokens: tuple[int, int] = (0, 0)
+    ) -> None:
         if self.runs and (round_trips, tool_calls) != (self.round_trips, self.tool_calls):
             raise RuntimeError("round trips or tool calls changed between repetitions")
         self.round_trips, self.tool_calls = round_trips, tool_calls
+        self.input_tokens, self.output_tokens = tokens
         self.wall_s = min(self.wall_s, wall_s)
         self.runs += 1
 
@@ -29,40 +35,55 @@ class Figures:
             "round_trips": self.round_trips,
             "wall_s": self.wall_s,
             "tool_calls": self.tool_calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
         }
 
 
+RATIO_KEYS = ("round_trips", "wall_s", "input_tokens", "output_tokens")
+
+
 def ratios(row: dict[str, dict[str, float]]) -> dict[str, float]:
-    """Ours / deepagents, for round trips and wall time."""
+    """Ours / deepagents, for round trips, wall time and tokens."""
     da = row["deepagents"]
     return {
-        f"{mode}_{key}": row[mode][key] / da[key]
+        f"{mode}_{key}": row[mode].get(key, 0) / da[key] if da.get(key) else 0.0
         for mode in ("tree", "react")
-        for key in ("round_trips", "wall_s")
+        for key in RATIO_KEYS
     }
 
 
+def geomean(values: list[float]) -> float:
+    positive = [v for v in values if v > 0]
+    return math.exp(sum(math.log(v) for v in positive) / len(positive)) if positive else 0.0
+
+
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = ("round_trips", "wall_s", "tool_calls")
-    summed = {name: {k: sum(r[name][k] for r in rows) for k in keys} for name in SYSTEMS}
-    return {**summed, "ratios": ratios(summed)}
+    keys = ("round_trips", "wall_s", "tool_calls", "input_tokens", "output_tokens")
+    summed = {name: {k: sum(r[name].get(k, 0) for r in rows) for k in keys} for name in SYSTEMS}
+    means = {k: geomean([r["ratios"][k] for r in rows]) for k in rows[0]["ratios"]} if rows else {}
+    return {**summed, "ratios": ratios(summed), "geomean": means}
 
 
 HEADER = [
     "| # | case | levels | tool calls | round trips: deepagents / tree / react"
-    " | wall s: deepagents / tree / react | tree/da round trips | tree/da wall | react/da wall |",
-    "|---|---|---|---|---|---|---|---|---|",
+    " | wall s: deepagents / tree / react | input tokens: deepagents / tree / react"
+    " | output tokens: deepagents / tree / react | tree/da round trips | tree/da wall"
+    " | tree/da input | react/da wall |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
 ]
 
 
-def row_line(label: str, case: str, levels: str, row: dict[str, Any]) -> str:
+def row_line(label: str, case: str, levels: str, row: dict[str, Any], r: dict[str, float]) -> str:
     trips = " / ".join(f"{row[s]['round_trips']:.0f}" for s in SYSTEMS)
     walls = " / ".join(f"{row[s]['wall_s']:.2f}" for s in SYSTEMS)
-    r = row["ratios"]
+    ins = " / ".join(f"{row[s].get('input_tokens', 0):,.0f}" for s in SYSTEMS)
+    outs = " / ".join(f"{row[s].get('output_tokens', 0):,.0f}" for s in SYSTEMS)
     calls = row["deepagents"]["tool_calls"]
     return (
-        f"| {label} | {case} | {levels} | {calls:.0f} | {trips} | {walls}"
-        f" | {r['tree_round_trips']:.2f} | {r['tree_wall_s']:.2f} | {r['react_wall_s']:.2f} |"
+        f"| {label} | {case} | {levels} | {calls:.0f} | {trips} | {walls} | {ins} | {outs}"
+        f" | {r['tree_round_trips']:.2f} | {r['tree_wall_s']:.2f}"
+        f" | {r.get('tree_input_tokens', 0):.2f} | {r['react_wall_s']:.2f} |"
     )
 
 
@@ -70,8 +91,19 @@ def lines(result: dict[str, Any]) -> list[str]:
     """The table (markdown), the questions and the latency model."""
     rows = result["questions"]
     out = list(HEADER)
-    out += [row_line(str(i), r["case"], str(r["levels"]), r) for i, r in enumerate(rows, 1)]
-    out += [row_line("", "**total**", "", result["totals"]), ""]
+    out += [
+        row_line(str(i), r["case"], str(r["levels"]), r, r["ratios"]) for i, r in enumerate(rows, 1)
+    ]
+    total = result["totals"]
+    out += [row_line("", "**total**", "", total, total["ratios"])]
+    if total.get("geomean"):
+        g = total["geomean"]
+        out += [
+            "|  | **geometric mean of the ratios** |  |  |  |  |  |  |"
+            f" {g['tree_round_trips']:.2f} | {g['tree_wall_s']:.2f}"
+            f" | {g.get('tree_input_tokens', 0):.2f} | {g['react_wall_s']:.2f} |"
+        ]
+    out += [""]
     out += [f"{i}. {r['question']}" for i, r in enumerate(rows, 1)]
     out += ["", footer(result)]
     return out
@@ -80,9 +112,12 @@ def lines(result: dict[str, Any]) -> list[str]:
 def footer(result: dict[str, Any]) -> str:
     lat = result["latency"]
     return (
-        f"(Latency model, both sides: {lat['first_token_ms']:.0f} ms to first token +"
-        f" {lat['tokens_per_s']:.0f} tokens/s (4 characters a token) per model call; tools"
-        f" {lat['tool_ms']:.0f} ms each. deepagents {result['deepagents_version']} replays a"
+        f"(Latency model, both sides: {lat['first_token_ms']:.0f} ms base to first token,"
+        f" then the prompt at {lat.get('prefill_tokens_per_s', 0):,.0f} tokens/s (a prefix"
+        f" shared with an earlier call of the role at {lat.get('cached_share', 1):.0%} of that),"
+        f" then {lat['tokens_per_s']:.0f} output tokens/s per model call (0.7 token a CJK"
+        f" character, 4 other characters a token); tools {lat['tool_ms']:.0f} ms each."
+        f" deepagents {result['deepagents_version']} replays a"
         " ReAct script: one turn per dependency level with all of its tool calls (SubAgents"
         " flattened into their calls), then our analysis as the answer; the calls of a turn"
         " run all at once. Ours: context loading included, at most"

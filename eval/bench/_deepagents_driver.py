@@ -33,6 +33,7 @@ class DeepagentsRun:
     wall_s: float
     tool_calls: int
     answer: str
+    tokens: tuple[int, int] = (0, 0)  # input and output tokens of its model calls
 
 
 class CountingTools:
@@ -83,4 +84,5 @@ async def run_deepagents(
     wall = time.perf_counter() - started
     last = state["messages"][-1]
     answer = last.content if isinstance(last, AIMessage) and isinstance(last.content, str) else ""
-    return DeepagentsRun(model.round_trips, wall, tools.calls, answer)
+    tokens = (model.input_tokens, model.output_tokens)
+    return DeepagentsRun(model.round_trips, wall, tools.calls, answer, tokens)

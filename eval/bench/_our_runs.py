@@ -26,10 +26,24 @@ class OurRun:
     tool_calls: int
     record: RunRecord
 
+    @property
+    def tokens(self) -> tuple[int, int]:
+        return model_tokens(self.record)
+
 
 def round_trips(record: RunRecord) -> int:
     own = record.llm_calls.get("planner", 0) + 1 + len(record.summaries)
     return own + sum(s.rounds + 1 for s in record.subagents)
+
+
+def model_tokens(record: RunRecord) -> tuple[int, int]:
+    """Input and output tokens of every model call of a run, its SubAgents' included
+    (the offline roles' counted by the latency model's estimate)."""
+    inp = sum(t.input for t in record.tokens.values())
+    out = sum(t.output for t in record.tokens.values())
+    inp += sum(s.tokens.get("input", 0) for s in record.subagents)
+    out += sum(s.tokens.get("output", 0) for s in record.subagents)
+    return inp, out
 
 
 async def run_ours(agent: Agent, question: str, mode: str) -> OurRun:

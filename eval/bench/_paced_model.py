@@ -1,8 +1,9 @@
 """A scripted chat model that replies at the speed of the offline latency model.
 
 Each reply is the next scripted AIMessage, delayed like an offline role of ours
-(:class:`deepagent.llm.pacing.Pace`: time to first token, then output tokens a second over
-the reply's text and serialized tool calls). Before replying it checks that the agent is where
+(:class:`deepagent.llm.pacing.Pace`: time to first token, the prompt's tokens (messages and
+bound tool schemas, a prefix shared with an earlier call cached), then output tokens a second
+over the reply's text and serialized tool calls). Before replying it checks that the agent is where
 the script expects it: the first call follows the user's question, every later one follows the
 results of all the tool calls of the previous reply. A call the script did not foresee (e.g. a
 summarization request or an extra turn of the agent framework) fails loudly instead of being
@@ -11,15 +12,16 @@ answered with the wrong reply.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatResult
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
-from deepagent.llm.pacing import Pace
+from deepagent.llm.pacing import Pace, PrefixCache, approx_tokens
 from deepagent.llm.testing import ScriptedChatModel
 from eval.bench._react_script import reply_text
 
@@ -32,18 +34,15 @@ class PacedScriptedModel(ScriptedChatModel):
     """Replays ``script`` in order; never streams (a streamed fake would drop tool calls)."""
 
     script: list[AIMessage] = Field(default_factory=list)
-    first_token_s: float = 0.0
-    tokens_per_s: float = 0.0
+    pace: Pace = Field(default_factory=Pace)
     disable_streaming: bool = True
+    input_tokens: int = 0  # prompt tokens sent over the run (messages and tool schemas)
+    output_tokens: int = 0
+    _cache: PrefixCache = PrivateAttr(default_factory=PrefixCache)
 
     @classmethod
     def from_script(cls, script: Sequence[AIMessage], pace: Pace) -> PacedScriptedModel:
-        return cls(
-            messages=iter(list(script)),
-            script=list(script),
-            first_token_s=pace.first_token_s,
-            tokens_per_s=pace.tokens_per_s,
-        )
+        return cls(messages=iter(list(script)), script=list(script), pace=pace)
 
     @property
     def round_trips(self) -> int:
@@ -69,8 +68,23 @@ class PacedScriptedModel(ScriptedChatModel):
         result: ChatResult = self._generate(messages, stop=stop, **kwargs)
         message = result.generations[0].message
         assert isinstance(message, AIMessage)
-        await Pace(self.first_token_s, self.tokens_per_s).wait_for(reply_text(message))
+        prompt = prompt_text(messages, kwargs.get("tools"))
+        tokens, text = approx_tokens(prompt), reply_text(message)
+        self.input_tokens += tokens
+        self.output_tokens += approx_tokens(text)
+        await self.pace.wait_for(text, tokens, self._cache.cached_tokens(prompt))
         return result
+
+
+def prompt_text(messages: Sequence[BaseMessage], tools: Any) -> str:
+    """What a request sends: the tool schemas (first, as providers render them), then every
+    message with the tool calls it carries."""
+    parts = [json.dumps(tools, ensure_ascii=False, default=str)] if tools else []
+    for m in messages:
+        parts.append(m.content if isinstance(m.content, str) else json.dumps(m.content))
+        if isinstance(m, AIMessage) and m.tool_calls:
+            parts.append(json.dumps(m.tool_calls, ensure_ascii=False, default=str))
+    return "\n".join(parts)
 
 
 def off_script(messages: Sequence[BaseMessage], previous: AIMessage | None) -> str:

@@ -39,7 +39,14 @@ from eval.bench._deepagents_driver import DeepagentsRun, run_deepagents
 from eval.bench._our_runs import run_ours, subruns
 from eval.bench._react_script import Levels, react_levels, script, tool_calls_of
 from eval.bench.drilldown import DRILLDOWN
-from eval.bench.subagents import FIRST_TOKEN_MS, TOKENS_PER_S, TOOL_MS, latency_settings
+from eval.bench.subagents import (
+    CACHED_SHARE,
+    FIRST_TOKEN_MS,
+    PREFILL_TOKENS_PER_S,
+    TOKENS_PER_S,
+    TOOL_MS,
+    latency_settings,
+)
 
 __all__ = ["compare", "lines", "main"]
 
@@ -58,7 +65,12 @@ class Bench:
     def create(cls) -> Bench:
         settings = latency_settings(load_settings())
         loader = ContextLoader.create(settings)
-        latency_fields = ("offline_latency_ms", "offline_tokens_per_s", "tool_latency_ms")
+        latency_fields = (
+            "offline_latency_ms",
+            "offline_tokens_per_s",
+            "offline_prefill_tokens_per_s",
+            "tool_latency_ms",
+        )
         instant = settings.model_copy(update={k: {} for k in latency_fields})
         return cls(
             Agent(RunDeps.create(settings, loader, use_redis=False)),
@@ -73,19 +85,20 @@ async def one_question(bench: Bench, question: str, repeat: int) -> dict[str, An
     trace = await run_ours(bench.tracer, question, "tree")
     levels = react_levels(trace.record, await subruns(bench.tracer, trace))
     answer = trace.record.analysis
-    await replay(bench, question, levels, answer, timed=False)  # checks the script, warms up
+    loaded = trace.record.tools_loaded  # deepagents gets the tools our context loaded
+    await replay(bench, question, levels, answer, loaded, timed=False)  # checks, warms up
     figures = {name: Figures() for name in SYSTEMS}
     for _ in range(repeat):
         # the three systems at once: the runs are almost all waits, so they barely
         # disturb each other, and the bench takes minutes instead of a quarter hour
         da, tree, react = await asyncio.gather(
-            replay(bench, question, levels, answer, timed=True),
+            replay(bench, question, levels, answer, loaded, timed=True),
             run_ours(bench.agent, question, "tree"),
             run_ours(bench.agent, question, "react"),
         )
-        figures["deepagents"].add(da.round_trips, da.wall_s, da.tool_calls)
+        figures["deepagents"].add(da.round_trips, da.wall_s, da.tool_calls, da.tokens)
         for mode, ours in (("tree", tree), ("react", react)):
-            figures[mode].add(ours.round_trips, ours.wall_s, ours.tool_calls)
+            figures[mode].add(ours.round_trips, ours.wall_s, ours.tool_calls, ours.tokens)
     row = {name: f.as_dict() for name, f in figures.items()}
     return {
         "question": question,
@@ -97,7 +110,7 @@ async def one_question(bench: Bench, question: str, repeat: int) -> dict[str, An
 
 
 async def replay(
-    bench: Bench, question: str, levels: Levels, answer: str, *, timed: bool
+    bench: Bench, question: str, levels: Levels, answer: str, loaded: list[str], *, timed: bool
 ) -> DeepagentsRun:
     """deepagents on the script of ``levels``; fails unless it made every call and answered."""
     run = await run_deepagents(
@@ -105,7 +118,7 @@ async def replay(
         question,
         registry=bench.loader.registry,
         settings=bench.settings if timed else bench.tracer.deps.settings,
-        tool_names=sorted({c.tool for level in levels for c in level}),
+        tool_names=sorted({*loaded, *(c.tool for level in levels for c in level)}),
         pace=bench.pace if timed else Pace(),
     )
     if run.tool_calls != tool_calls_of(levels) or run.answer != answer:
@@ -120,7 +133,13 @@ def followed_case(record: RunRecord) -> str:
 
 
 def latency() -> dict[str, float]:
-    return {"first_token_ms": FIRST_TOKEN_MS, "tokens_per_s": TOKENS_PER_S, "tool_ms": TOOL_MS}
+    return {
+        "first_token_ms": FIRST_TOKEN_MS,
+        "prefill_tokens_per_s": PREFILL_TOKENS_PER_S,
+        "cached_share": CACHED_SHARE,
+        "tokens_per_s": TOKENS_PER_S,
+        "tool_ms": TOOL_MS,
+    }
 
 
 async def compare(quick: bool) -> dict[str, Any]:

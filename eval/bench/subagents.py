@@ -40,6 +40,8 @@ from deepagent.subagents.dispatch import SubAgentDispatcher
 
 FIRST_TOKEN_MS = 300.0
 TOKENS_PER_S = 60.0
+PREFILL_TOKENS_PER_S = 5000.0
+CACHED_SHARE = 0.2
 TOOL_MS = 40.0
 WORKERS = (1, 2, 4)
 QUICK_WORKERS = (1, 2)
@@ -59,6 +61,8 @@ def latency_settings(base: Settings, **update: Any) -> Settings:
         update={
             "offline_latency_ms": dict.fromkeys(roles, FIRST_TOKEN_MS),
             "offline_tokens_per_s": dict.fromkeys(roles, TOKENS_PER_S),
+            "offline_prefill_tokens_per_s": dict.fromkeys(roles, PREFILL_TOKENS_PER_S),
+            "offline_cached_share": CACHED_SHARE,
             "tool_latency_ms": {"*": TOOL_MS},
             **update,
         }
@@ -132,6 +136,8 @@ async def on_workers(
             DEEPAGENT_CACHE_DIR=str(base.cache_dir.resolve()),
             DEEPAGENT_OFFLINE_LATENCY_MS=json.dumps(base.offline_latency_ms),
             DEEPAGENT_OFFLINE_TOKENS_PER_S=json.dumps(base.offline_tokens_per_s),
+            DEEPAGENT_OFFLINE_PREFILL_TOKENS_PER_S=json.dumps(base.offline_prefill_tokens_per_s),
+            DEEPAGENT_OFFLINE_CACHED_SHARE=str(base.offline_cached_share),
             DEEPAGENT_TOOL_LATENCY_MS=json.dumps(base.tool_latency_ms),
         )
         pool = WorkerPool(server.url, "bench", env)
