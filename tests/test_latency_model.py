@@ -78,3 +78,28 @@ def test_sim_llm_takes_the_same_model() -> None:
         Pace(0.3, 60, 5000, 0.2).first_s(5000, 5000)
     )
     assert parse_latency("m=100:20")[1].first_s(10_000) == pytest.approx(0.1)
+
+
+def test_a_compact_decision_parses_back_to_the_same_decision() -> None:
+    from deepagent.core.schema import PlannerDecision
+    from deepagent.planning.planner import parse_decision
+
+    decision = PlannerDecision.model_validate(
+        {
+            "thought": "t",
+            "action": {
+                "type": "call_actions",
+                "answers": True,
+                "actions": [
+                    {"id": "a", "tool": "get_price_bands", "args": {"category_id": 1}},
+                    {"id": "b", "tool": "get_top_products", "depends_on": ["a"],
+                     "args": {"category_id": 1, "price_band_id": {"$ref": "a", "path": "x"}}},
+                ],
+            },
+        }
+    )  # fmt: skip
+    text = decision.compact_json()
+    assert parse_decision(text) == decision
+    full = decision.model_dump_json(by_alias=True, exclude_none=True)
+    assert approx_tokens(text) < approx_tokens(full)
+    assert '"kind"' not in text and '"depends_on":[]' not in text and '"covers"' not in text

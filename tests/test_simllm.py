@@ -108,7 +108,7 @@ async def test_openai_client_gets_the_offline_decision_streamed_and_not(
     sim: Running, admin: httpx.AsyncClient
 ) -> None:
     prompt = planner_messages(PlannerContext(question=LOOKUP, language="zh"))
-    expected = decide(prompt).model_dump_json(by_alias=True, exclude_none=True)
+    expected = decide(prompt).compact_json()
     client = openai.AsyncOpenAI(base_url=sim.base_url, api_key="unused", max_retries=0)
     reply = await client.chat.completions.create(model=PLANNER, messages=planner_prompt())
     assert reply.choices[0].message.content == expected
@@ -341,7 +341,7 @@ def test_one_model_serves_runs_in_successive_event_loops(sim: Running) -> None:
     model = chat_model(endpoint(sim, max_retries=0))
     prompt = planner_messages(PlannerContext(question=LOOKUP, language="zh"))
     replies = [asyncio.run(model.ainvoke(prompt)).content for _ in range(3)]
-    assert replies == [decide(prompt).model_dump_json(by_alias=True, exclude_none=True)] * 3
+    assert replies == [decide(prompt).compact_json()] * 3
 
 
 # --- the schedule, configuration, server lifecycle and CLI -------------------------------

@@ -6,6 +6,7 @@ executor, tools and the persisted run records.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -202,3 +203,23 @@ class PlannerDecision(Strict):
         description="requirement ids this round's actions add coverage for (a coverage round)",
     )
     action: PlannerAction
+
+    def compact_json(self) -> str:
+        """The decision as a planner writes it: fields at their defaults left out (empty
+        lists, ``kind: "tool"``, ``answers: false``), the action's type kept; it parses
+        back to the same decision with fewer output tokens."""
+        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for key in ("thought", "todo_list", "covers"):
+            if not data.get(key):
+                data.pop(key, None)
+        action = data["action"]
+        if action.get("answers") is False:
+            action.pop("answers")
+        for spec in action.get("actions", []):
+            for key, default in _ACTION_DEFAULTS.items():
+                if spec.get(key) == default:
+                    spec.pop(key)
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+_ACTION_DEFAULTS: dict[str, Any] = {"kind": "tool", "depends_on": [], "args": {}}

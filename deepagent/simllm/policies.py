@@ -55,7 +55,7 @@ def _dumps(value: object) -> str:
 def plan(messages: Messages) -> str:
     user_text(messages)  # PromptError when there is no user message at all
     decision = decide(upto_prompt(messages, "<question>"))
-    return decision.model_dump_json(by_alias=True, exclude_none=True)
+    return decision.compact_json()
 
 
 def plan_invalid(messages: Messages) -> str:

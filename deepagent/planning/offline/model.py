@@ -43,7 +43,7 @@ class OfflinePlannerModel(BaseChatModel):
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         decision = decide(messages)
-        text = decision.model_dump_json(by_alias=True, exclude_none=True)
+        text = decision.compact_json()
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     async def _agenerate(

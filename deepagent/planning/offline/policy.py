@@ -203,7 +203,7 @@ def _act(
     alternative: bool = False,
 ) -> PlannerDecision:
     lead = "The first plan found no data; trying" if alternative else "Following"
-    thought = f"{lead} case {case['id']} ({sit.mode} mode): {len(batch)} action(s) this round."
+    thought = f"{lead} case {case['id']}"  # short: every output token is waited for
     return PlannerDecision(
         thought=thought,
         todo_list=_todo(sit, case, plan, ok, final=False),
