@@ -172,7 +172,7 @@ class ContextLoader:
                 if score.name == gap.module:
                     score.selected = True
                     score.evidence.append(f"needed by {gap.requirement}: {gap.text}")
-        return [g.module for g in gaps]
+        return list(dict.fromkeys(g.module for g in gaps if g.module not in business))
 
     async def _previous_turn(self, request: ContextRequest) -> Requirements:
         """The requirements of the last earlier user turn (a follow-up inherits from it)."""

@@ -72,3 +72,19 @@ async def test_at_least_one_business_module_and_common_always(loader: ContextLoa
     ctx = await load(loader, "hello")
     assert "common" in ctx.modules and len(ctx.modules) >= 2
     assert {"retrieve", "identify", "params_common", "total"} <= set(ctx.timings_ms)
+
+
+async def test_a_subagent_with_given_tools_lists_each_module_once(loader: ContextLoader) -> None:
+    """A SubAgent gets its parent's tools; a requirement that would add a module the given
+    tools already come from does not list that module twice."""
+    request = ContextRequest(
+        question="Drill into this leaf category: get its price bands and the top 10 products"
+        " of the main band; report what the leading products have in common.",
+        tools=["get_price_bands", "get_top_products"],
+        params={"month": "2025-12"},
+        subagent=True,
+        source="subagent",
+    )
+    loaded = await loader.load(request)
+    assert len(loaded.modules) == len(set(loaded.modules))
+    assert {"get_price_bands", "get_top_products"} <= set(loaded.tools)

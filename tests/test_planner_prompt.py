@@ -113,3 +113,24 @@ def test_run_flags_are_data_not_prose() -> None:
     assert flags == {"mode": "tree", "can_delegate": False, "lite": True}
     reworded = [SystemMessage(system.replace("keep no TodoList", "no plan")), HumanMessage(user)]
     assert read_situation(reworded).lite  # rewording the rule does not change the reading
+
+
+def test_what_stays_the_same_within_a_run_comes_first() -> None:
+    """Prompt layout for provider prefix caching: the tools, skills, question, parameters,
+    cases and requirements come before the execution history, TodoList and coverage, so a
+    later round's prompt starts with the whole of the first round's stable part."""
+    from deepagent.llm.pacing import PrefixCache
+    from deepagent.planning.context import RoundView
+
+    first = context().model_copy(update={"skills": ["# Rules\n" + "Lead with GMV. " * 300]})
+    later = first.model_copy(
+        update={"history": [RoundView(index=1, decision="call_actions", actions=[])]}
+    )
+    one, two = (str(planner_messages(c)[1].content) for c in (first, later))
+    stable = one.index("<execution_history>")
+    assert one[:stable] == two[:stable]  # everything before the history is unchanged
+    for tag in ("<tools>", "<skills>", "<question>", "<reference_cases>", "<requirements>"):
+        assert one.index(tag) < stable, tag
+    cache = PrefixCache()
+    cache.cached_tokens(one)
+    assert cache.cached_tokens(two) > 0.8 * cache.prompt_tokens / 2

@@ -109,13 +109,24 @@ class PrefixCache:
 
     size: int = 32
     seen: list[str] = field(default_factory=list)
+    prompt_tokens: int = 0  # every prompt looked up so far
+    hit_tokens: int = 0  # of them, cached
 
     def cached_tokens(self, prompt: str) -> int:
         shared = max((_shared(prompt, p) for p in self.seen), default=0)
         self.seen = [*self.seen[-(self.size - 1) :], prompt]
-        if approx_tokens(prompt) < CACHE_MIN_TOKENS:
-            return 0
-        return approx_tokens(prompt[:shared]) // CACHE_STEP * CACHE_STEP
+        tokens = approx_tokens(prompt)
+        cached = 0
+        if tokens >= CACHE_MIN_TOKENS:
+            cached = approx_tokens(prompt[:shared]) // CACHE_STEP * CACHE_STEP
+        self.prompt_tokens += tokens
+        self.hit_tokens += cached
+        return cached
+
+    @property
+    def hit_share(self) -> float:
+        """The share of the prompts' tokens that were a cached prefix."""
+        return self.hit_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
 def _shared(a: str, b: str) -> int:

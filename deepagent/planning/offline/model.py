@@ -38,6 +38,11 @@ class OfflinePlannerModel(BaseChatModel):
         )
 
     @property
+    def prefix_cache(self) -> PrefixCache:
+        """The prompts this planner was sent, as a provider's prompt cache sees them."""
+        return self._cache
+
+    @property
     def _llm_type(self) -> str:
         return "offline-case-guided-planner"
 
@@ -52,6 +57,6 @@ class OfflinePlannerModel(BaseChatModel):
         result = self._generate(messages)
         prompt = "\n".join(str(m.content) for m in messages)
         pace = Pace(self.latency_s, self.tokens_per_s, self.prefill_tokens_per_s, self.cached_share)
-        cached = self._cache.cached_tokens(prompt) if pace.prefill_tokens_per_s > 0 else 0
+        cached = self._cache.cached_tokens(prompt)
         await pace.wait_for(result.generations[0].text, approx_tokens(prompt), cached)
         return result
