@@ -174,8 +174,9 @@ def lines(result: dict[str, Any]) -> list[str]:
         f" {full['mean_s']:.2f} s ({full['rounds']:.1f} rounds):"
         f" lite/full = {result['variants']['ratio']:.2f}",
         f"{result['n']} SubAgents at once, wall (ratio to 1 worker): " + ", ".join(cells),
-        f"(model: {FIRST_TOKEN_MS:.0f} ms to first token + {TOKENS_PER_S:.0f} tokens/s for"
-        f" planner and analyst; tools {TOOL_MS:.0f} ms)",
+        f"(model: {FIRST_TOKEN_MS:.0f} ms base + prompt at {PREFILL_TOKENS_PER_S:,.0f} tokens/s"
+        f" + {TOKENS_PER_S:.0f} output tokens/s for planner and analyst, see the latency model;"
+        f" tools {TOOL_MS:.0f} ms)",
     ]
 
 

@@ -92,8 +92,38 @@ def document(body: list[str], quick: bool, wall_s: float, extra: dict[str, Any])
         "Every figure is a ratio or a count measured side by side in this run; seconds are"
         " printed for context only (the machine's load changes them, not the ratios' sense).",
         "",
+        *LATENCY_MODEL,
+        "",
     ]
     return "\n".join(head + body)
+
+
+LATENCY_MODEL = [
+    "## The latency model",
+    "",
+    "Every model call, ours (the offline planner, analyst and summarizer), the deepagents"
+    " replay's and sim-llm's, waits by one model (`deepagent/llm/pacing.py`): time to first"
+    " token = base + prompt tokens / prefill rate, where a prefix the prompt shares with an"
+    " earlier prompt of the same role (prompts of 1,024 tokens or more, in 128-token steps)"
+    " costs a share of its prefill; then output tokens / decode rate. Tokens: 0.7 a CJK"
+    " character (common BPE tokenizers give 0.6-0.8 on Chinese text), four other characters"
+    " a token. Defaults and where they come from:",
+    "",
+    f"- base {subagents.FIRST_TOKEN_MS:.0f} ms: network and queueing of a hosted endpoint"
+    " (TTFT of short prompts is commonly reported at 200-800 ms);",
+    f"- prefill {subagents.PREFILL_TOKENS_PER_S:,.0f} tokens/s (0.2 ms a prompt token):"
+    " published per-token TTFT costs range 0.04-0.24 ms (e.g. 'every 1,000 prompt tokens"
+    " add 100-240 ms'; a 7B model on an A100 prefills 512 tokens in 80-120 ms);",
+    f"- cached prefix at {subagents.CACHED_SHARE:.0%} of its prefill: OpenAI's prompt"
+    " caching guide states cached prefixes cut time to first token by up to 80% (prompts of"
+    " 1,024+ tokens, 128-token increments);",
+    f"- decode {subagents.TOKENS_PER_S:.0f} tokens/s: a typical hosted mid-size model;",
+    f"- tools {subagents.TOOL_MS:.0f} ms a call.",
+    "",
+    "deepagents is charged for everything it sends: its system prompt, the tool schemas of"
+    " the tools our context loaded for the question, and its growing transcript of tool"
+    " results (the same prefix cache applies to it).",
+]
 
 
 def main(quick: bool = False, out: Path | None = Path("docs/benchmarks.md")) -> str:
