@@ -193,3 +193,15 @@ async def test_two_editions_of_one_campaign_are_both_read(full_loader: ContextLo
     compared = [a for t, a in plan if t == "compare_campaigns"]
     ids = compared[0].get("campaign_ids") if compared else None
     assert isinstance(ids, list) and len(ids) == 2 and len(set(ids)) == 2, plan
+
+
+async def test_a_subagents_tools_answer_for_the_plan(full_loader: ContextLoader) -> None:
+    """A sub-task per ranked category answers its price bands and best sellers: no action
+    for the parent category's own bands and products is added beside it (they answered
+    another question, and an empty one cost a second planning call)."""
+    question = (
+        "For the two fastest-growing pet supplies categories, dig into each one's price"
+        " bands and best-selling products."
+    )
+    plan = await plan_of(full_loader, question)
+    assert [tool for tool, _ in plan] == ["rank_categories", ""]  # the ranking, the sub-task

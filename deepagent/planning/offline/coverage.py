@@ -55,8 +55,9 @@ def _aspect_actions(
     """One action for each aspect no tool of the plan answers (and each measure asked of
     the whole subject that no tool of the plan gives as a figure, and each selection no
     tool of the plan makes: "卖最好的前3个品" beside a search plan), when a loaded tool that
-    answers it has its arguments in the context parameters."""
-    used = {a.tool for a in plan}
+    answers it has its arguments in the context parameters. A SubAgent's tools count as
+    the plan's: its sub-task answers for them."""
+    used = {t for a in plan for t in ([a.tool] if a.subagent is None else a.subagent.tools)}
     tag = case_tag(case["id"])
     out: list[ActionSpec] = []
     for req in sit.requirements:
