@@ -123,7 +123,7 @@ class ContextLoader:
             extra = ParamLoader(borrowed, executor)
             module_status += await _timed(extra.load(params), timings, "params_borrowed")
         tools = self._tools(business, request)
-        skills = [s.name for s in skills_for(self.skills, business)]
+        skills = [s.name for s in skills_for(self.skills, self._skilled(business, tools, request))]
         timings["select"] = _ms(t)
         t = time.perf_counter()
         fits = self.fit.order(
@@ -147,6 +147,14 @@ class ContextLoader:
             requirements=requirements,
             timings_ms=timings,
         )
+
+    def _skilled(self, business: list[str], tools: list[str], request: ContextRequest) -> list[str]:
+        """The modules whose skills the planner reads: those of the given tools when the
+        request names its tools (a SubAgent's sub-task), else every business module."""
+        if request.tools is None:
+            return business
+        given = {self.registry.tools[t].module for t in tools if t in self.registry.tools}
+        return [m for m in business if m in given]
 
     def _tools(self, business: list[str], request: ContextRequest) -> list[str]:
         tools = [spec.name for spec in self.registry.tools_for(business)]

@@ -76,7 +76,8 @@ async def test_at_least_one_business_module_and_common_always(loader: ContextLoa
 
 async def test_a_subagent_with_given_tools_lists_each_module_once(loader: ContextLoader) -> None:
     """A SubAgent gets its parent's tools; a requirement that would add a module the given
-    tools already come from does not list that module twice."""
+    tools already come from does not list that module twice; it reads the skills of the
+    given tools' modules."""
     request = ContextRequest(
         question="Drill into this leaf category: get its price bands and the top 10 products"
         " of the main band; report what the leading products have in common.",
@@ -88,3 +89,8 @@ async def test_a_subagent_with_given_tools_lists_each_module_once(loader: Contex
     loaded = await loader.load(request)
     assert len(loaded.modules) == len(set(loaded.modules))
     assert {"get_price_bands", "get_top_products"} <= set(loaded.tools)
+    # the skills of the given tools' module only (a sub-task, not the parent's whole job)
+    everything = await loader.load(request.model_copy(update={"tools": None}))
+    assert loaded.skills and set(loaded.skills) < set(everything.skills)
+    modules = {s.name: set(s.meta.modules) for s in loader.skills}
+    assert all("new_product" in modules[name] for name in loaded.skills)
