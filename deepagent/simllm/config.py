@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from deepagent.core.schema import Strict
 from deepagent.core.yamlfile import safe_load
+from deepagent.llm.pacing import Pace
 from deepagent.tools.executor import validation_message
 
 FaultKind = Literal["rate_limit", "server_error", "stall", "malformed", "invalid", "unavailable"]
@@ -40,11 +41,12 @@ class Latency(Strict):
 
     def first_s(self, prompt_tokens: int = 0, cached_tokens: int = 0) -> float:
         """Time to first token for a prompt of ``prompt_tokens`` (``cached_tokens`` cached)."""
-        if self.prefill_tokens_per_s <= 0:
-            return self.ttft_ms / 1000
-        cached = min(cached_tokens, prompt_tokens)
-        work = prompt_tokens - cached + cached * self.cached_share
-        return self.ttft_ms / 1000 + work / self.prefill_tokens_per_s
+        return self.pace().first_s(prompt_tokens, cached_tokens)
+
+    def pace(self) -> Pace:
+        return Pace(
+            self.ttft_ms / 1000, self.tokens_per_s, self.prefill_tokens_per_s, self.cached_share
+        )
 
     def total_s(self, tokens: int, prompt_tokens: int = 0, cached_tokens: int = 0) -> float:
         """The whole reply's duration (what a non-streaming request waits)."""
