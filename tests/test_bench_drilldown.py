@@ -166,29 +166,32 @@ def test_our_round_trips_count_summaries_and_subagent_calls() -> None:
 
 def test_figures_ratios_and_table() -> None:
     fig = Figures()
-    fig.add(3, 2.0, 5, (900, 60))
-    fig.add(3, 1.5, 5, (900, 60))
+    fig.add(3, 2.0, 5, (900, 60), 1.2)
+    fig.add(3, 1.5, 5, (900, 60), 1.0)
     assert fig.as_dict() == {
-        "round_trips": 3, "wall_s": 1.5, "tool_calls": 5, "input_tokens": 900, "output_tokens": 60
+        "round_trips": 3, "wall_s": 1.5, "tool_calls": 5, "input_tokens": 900,
+        "output_tokens": 60, "first_answer_s": 1.0,
     }  # fmt: skip
     with pytest.raises(RuntimeError, match="changed"):
         fig.add(4, 1.0, 5)
     row: dict[str, Any] = {
         "deepagents": {"round_trips": 4, "wall_s": 2.0, "tool_calls": 5, "input_tokens": 1000,
-                       "output_tokens": 100},
+                       "output_tokens": 100, "first_answer_s": 1.6},
         "tree": {"round_trips": 3, "wall_s": 1.0, "tool_calls": 5, "input_tokens": 500,
-                 "output_tokens": 50},
+                 "output_tokens": 50, "first_answer_s": 0.4},
         "react": {"round_trips": 8, "wall_s": 4.0, "tool_calls": 5, "input_tokens": 2000,
-                  "output_tokens": 100},
+                  "output_tokens": 100, "first_answer_s": 3.2},
     }  # fmt: skip
     row["ratios"] = ratios(row)
     assert row["ratios"] == {
         "tree_round_trips": 0.75,
         "tree_wall_s": 0.5,
+        "tree_first_answer_s": 0.25,
         "tree_input_tokens": 0.5,
         "tree_output_tokens": 0.5,
         "react_round_trips": 2.0,
         "react_wall_s": 2.0,
+        "react_first_answer_s": 2.0,
         "react_input_tokens": 2.0,
         "react_output_tokens": 1.0,
     }
@@ -207,7 +210,7 @@ def test_figures_ratios_and_table() -> None:
     text = "\n".join(lines(result))
     assert (
         "| 1 | c1 | 2 | 5 | 4 / 3 / 8 | 2.00 / 1.00 / 4.00 | 1,000 / 500 / 2,000 | 100 / 50 / 100"
-        " | 0.75 | 0.50 | 0.50 | 2.00 |" in text
+        " | 0.75 | 0.50 | 0.25 | 0.50 | 2.00 |" in text
     )
     assert "| **total** |" in text and "1. q?" in text and "300 ms base to first token" in text
     assert "**geometric mean of the ratios**" in text

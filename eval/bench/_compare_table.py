@@ -19,15 +19,23 @@ class Figures:
     runs: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    first_answer_s: float = float("inf")  # to the first token of the answer
 
     def add(
-        self, round_trips: int, wall_s: float, tool_calls: int, tokens: tuple[int, int] = (0, 0)
+        self,
+        round_trips: int,
+        wall_s: float,
+        tool_calls: int,
+        tokens: tuple[int, int] = (0, 0),
+        first_answer_s: float | None = None,
     ) -> None:
         if self.runs and (round_trips, tool_calls) != (self.round_trips, self.tool_calls):
             raise RuntimeError("round trips or tool calls changed between repetitions")
         self.round_trips, self.tool_calls = round_trips, tool_calls
         self.input_tokens, self.output_tokens = tokens
         self.wall_s = min(self.wall_s, wall_s)
+        self.first_answer_s = min(self.first_answer_s, wall_s if first_answer_s is None
+                                  else first_answer_s)  # fmt: skip
         self.runs += 1
 
     def as_dict(self) -> dict[str, float]:
@@ -37,10 +45,11 @@ class Figures:
             "tool_calls": self.tool_calls,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "first_answer_s": self.first_answer_s,
         }
 
 
-RATIO_KEYS = ("round_trips", "wall_s", "input_tokens", "output_tokens")
+RATIO_KEYS = ("round_trips", "wall_s", "first_answer_s", "input_tokens", "output_tokens")
 
 
 def ratios(row: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -59,7 +68,14 @@ def geomean(values: list[float]) -> float:
 
 
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = ("round_trips", "wall_s", "tool_calls", "input_tokens", "output_tokens")
+    keys = (
+        "round_trips",
+        "wall_s",
+        "tool_calls",
+        "input_tokens",
+        "output_tokens",
+        "first_answer_s",
+    )
     summed = {name: {k: sum(r[name].get(k, 0) for r in rows) for k in keys} for name in SYSTEMS}
     means = {k: geomean([r["ratios"][k] for r in rows]) for k in rows[0]["ratios"]} if rows else {}
     return {**summed, "ratios": ratios(summed), "geomean": means}
@@ -69,8 +85,8 @@ HEADER = [
     "| # | case | levels | tool calls | round trips: deepagents / tree / react"
     " | wall s: deepagents / tree / react | input tokens: deepagents / tree / react"
     " | output tokens: deepagents / tree / react | tree/da round trips | tree/da wall"
-    " | tree/da input | react/da wall |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    " | tree/da first answer token | tree/da input | react/da wall |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 ]
 
 
@@ -83,6 +99,7 @@ def row_line(label: str, case: str, levels: str, row: dict[str, Any], r: dict[st
     return (
         f"| {label} | {case} | {levels} | {calls:.0f} | {trips} | {walls} | {ins} | {outs}"
         f" | {r['tree_round_trips']:.2f} | {r['tree_wall_s']:.2f}"
+        f" | {r.get('tree_first_answer_s', 0):.2f}"
         f" | {r.get('tree_input_tokens', 0):.2f} | {r['react_wall_s']:.2f} |"
     )
 
@@ -101,6 +118,7 @@ def lines(result: dict[str, Any]) -> list[str]:
         out += [
             "|  | **geometric mean of the ratios** |  |  |  |  |  |  |"
             f" {g['tree_round_trips']:.2f} | {g['tree_wall_s']:.2f}"
+            f" | {g.get('tree_first_answer_s', 0):.2f}"
             f" | {g.get('tree_input_tokens', 0):.2f} | {g['react_wall_s']:.2f} |"
         ]
     out += [""]

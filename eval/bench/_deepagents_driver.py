@@ -34,6 +34,7 @@ class DeepagentsRun:
     tool_calls: int
     answer: str
     tokens: tuple[int, int] = (0, 0)  # input and output tokens of its model calls
+    first_answer_s: float = 0.0  # start to the first token of its last reply (the answer)
 
 
 class CountingTools:
@@ -85,4 +86,5 @@ async def run_deepagents(
     last = state["messages"][-1]
     answer = last.content if isinstance(last, AIMessage) and isinstance(last.content, str) else ""
     tokens = (model.input_tokens, model.output_tokens)
-    return DeepagentsRun(model.round_trips, wall, tools.calls, answer, tokens)
+    first = model.last_first_token - started
+    return DeepagentsRun(model.round_trips, wall, tools.calls, answer, tokens, first)

@@ -25,6 +25,7 @@ class OurRun:
     wall_s: float
     tool_calls: int
     record: RunRecord
+    first_answer_s: float = 0.0  # start to the first token of the analysis
 
     @property
     def tokens(self) -> tuple[int, int]:
@@ -50,13 +51,23 @@ async def run_ours(agent: Agent, question: str, mode: str) -> OurRun:
     """One run to its end; fails loudly unless it completed."""
     run_id = uuid.uuid4().hex[:12]
     started = time.perf_counter()
+    first: list[float] = []
+
+    def seen(event: object) -> None:
+        if not first and getattr(event, "type", "") == "analysis_delta":
+            first.append(time.perf_counter() - started)
+
     record = await agent.run_to_end(
-        ContextRequest(question=question), mode=mode, run_id=run_id, review_plan="off"
+        ContextRequest(question=question),
+        on_event=seen,
+        mode=mode,
+        run_id=run_id,
+        review_plan="off",
     )
     wall = time.perf_counter() - started
     if record.status != "completed":
         raise RuntimeError(f"{mode} run of {question!r} ended {record.status}: {record.error}")
-    return OurRun(round_trips(record), wall, record.tool_calls, record)
+    return OurRun(round_trips(record), wall, record.tool_calls, record, first[0] if first else wall)
 
 
 async def subruns(agent: Agent, run: OurRun) -> dict[SubRunKey, RunRecord]:

@@ -13,6 +13,7 @@ answered with the wrong reply.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,6 +39,7 @@ class PacedScriptedModel(ScriptedChatModel):
     disable_streaming: bool = True
     input_tokens: int = 0  # prompt tokens sent over the run (messages and tool schemas)
     output_tokens: int = 0
+    last_first_token: float = 0.0  # perf_counter() of the last call's first token
     _cache: PrefixCache = PrivateAttr(default_factory=PrefixCache)
 
     @classmethod
@@ -72,7 +74,9 @@ class PacedScriptedModel(ScriptedChatModel):
         tokens, text = approx_tokens(prompt), reply_text(message)
         self.input_tokens += tokens
         self.output_tokens += approx_tokens(text)
-        await self.pace.wait_for(text, tokens, self._cache.cached_tokens(prompt))
+        cached = self._cache.cached_tokens(prompt)
+        self.last_first_token = time.perf_counter() + self.pace.first_s(tokens, cached)
+        await self.pace.wait_for(text, tokens, cached)
         return result
 
 

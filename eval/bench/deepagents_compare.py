@@ -96,9 +96,13 @@ async def one_question(bench: Bench, question: str, repeat: int) -> dict[str, An
             run_ours(bench.agent, question, "tree"),
             run_ours(bench.agent, question, "react"),
         )
-        figures["deepagents"].add(da.round_trips, da.wall_s, da.tool_calls, da.tokens)
+        figures["deepagents"].add(
+            da.round_trips, da.wall_s, da.tool_calls, da.tokens, da.first_answer_s
+        )
         for mode, ours in (("tree", tree), ("react", react)):
-            figures[mode].add(ours.round_trips, ours.wall_s, ours.tool_calls, ours.tokens)
+            figures[mode].add(
+                ours.round_trips, ours.wall_s, ours.tool_calls, ours.tokens, ours.first_answer_s
+            )
     row = {name: f.as_dict() for name, f in figures.items()}
     return {
         "question": question,
