@@ -68,7 +68,7 @@ class RunDeps:
         planner_cfg, analyst_cfg = settings.model_for("planner"), settings.model_for("analyst")
         pace = Pace.for_role(settings, "planner")
         planner: BaseChatModel = (
-            OfflinePlannerModel.paced(pace)
+            OfflinePlannerModel(pace=pace)
             if planner_cfg.kind == "offline"
             else chat_model(planner_cfg)
         )

@@ -50,7 +50,7 @@ def test_a_prefix_is_cached_only_for_long_prompts_in_whole_steps() -> None:
 async def test_the_offline_planner_waits_for_its_prompt() -> None:
     """The same decision, the prompt read at 2,000 tokens a second: a long prompt waits
     longer than a short one, and the second time its prefix is cached."""
-    slow = OfflinePlannerModel.paced(Pace(prefill_tokens_per_s=2000, cached_share=0.0))
+    slow = OfflinePlannerModel(pace=Pace(prefill_tokens_per_s=2000, cached_share=0.0))
     long_prompt = [SystemMessage("规则" * 1500), HumanMessage("<question>\n连衣裙GMV\n</question>")]
     started = time.perf_counter()
     await slow.ainvoke(long_prompt)

@@ -104,8 +104,10 @@ def test_a_tree_that_answers_goes_to_the_analysis_only_when_it_did() -> None:
     missing; a failed, empty or skipped action, or a gap, is planned again."""
     whole = PlannerDecision(action=CallActions(actions=[CALL], answers=True))
     part = PlannerDecision(action=CallActions(actions=[CALL]))
-    assert isinstance(after_execution(whole, ["ok", "ok"], 0), ToAnalysis)
+    assert isinstance(after_execution(whole, ["ok", "ok"], 0, SETTINGS), ToAnalysis)
     for statuses in (["ok", "empty"], ["ok", "failed"], ["skipped"], []):
-        assert isinstance(after_execution(whole, statuses, 0), ToPlan), statuses
-    assert isinstance(after_execution(whole, ["ok"], 1), ToPlan)  # a requirement missing
-    assert isinstance(after_execution(part, ["ok"], 0), ToPlan)  # more of the plan to run
+        assert isinstance(after_execution(whole, statuses, 0, SETTINGS), ToPlan), statuses
+    assert isinstance(after_execution(whole, ["ok"], 1, SETTINGS), ToPlan)  # a requirement missing
+    assert isinstance(after_execution(part, ["ok"], 0, SETTINGS), ToPlan)  # more of the plan to run
+    off = SETTINGS.model_copy(update={"answer_when_done": False})
+    assert isinstance(after_execution(whole, ["ok"], 0, off), ToPlan)  # the planner closes

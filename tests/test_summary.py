@@ -12,6 +12,7 @@ import pytest
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
+from deepagent.llm.pacing import Pace
 from deepagent.loop.graph import RunDeps
 from deepagent.planning.context import RoundView
 from deepagent.planning.offline.model import OfflinePlannerModel
@@ -25,7 +26,7 @@ async def run(loader: ContextLoader, **settings: Any) -> tuple[Agent, str, list[
     summaries are read at round starts)."""
     merged = loader.settings.model_copy(update={"answer_when_done": False, **settings})
     delay = merged.offline_latency_ms.get("planner", 0.0) / 1000
-    agent = Agent(RunDeps(merged, loader, OfflinePlannerModel(latency_s=delay), None))
+    agent = Agent(RunDeps(merged, loader, OfflinePlannerModel(pace=Pace(delay)), None))
     events = [e async for e in agent.start(ContextRequest(question=SKINCARE), mode="parallel")]
     return agent, events[-1].run_id, events
 

@@ -197,9 +197,9 @@ class Nodes:
             "timings_ms": add_time(state, "execution", started),
         }
         missing = sum(i.status == "missing" for i in coverage.items)
-        route = after_execution(decision, [r.status for r in outcome.records], missing)
-        answered = isinstance(route, ToAnalysis) and self.deps.settings.answer_when_done
-        return Command(goto="analyze" if answered else "plan", update=update)
+        statuses = [r.status for r in outcome.records]
+        route = after_execution(decision, statuses, missing, self.deps.settings)
+        return Command(goto="analyze" if isinstance(route, ToAnalysis) else "plan", update=update)
 
     async def human(self, state: RunState) -> Command[Literal["load_context"]]:
         """Pause durably for the user's answer (a LangGraph interrupt, checkpointed); on

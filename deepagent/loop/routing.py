@@ -102,14 +102,15 @@ def after_planning(
 
 
 def after_execution(
-    decision: PlannerDecision, statuses: Sequence[str], missing: int
+    decision: PlannerDecision, statuses: Sequence[str], missing: int, settings: Settings
 ) -> AfterExecution:
     """After a round's actions ran: a tree the planner declared to answer the question
     (``answers``) goes straight to the analysis when every action returned data and the
     coverage check finds no requirement ``missing``; a failed, empty or skipped action, or
-    a gap, gets another planning round (a new plan, a coverage round, or the answer)."""
+    a gap, gets another planning round (a new plan, a coverage round, or the answer), and
+    so does every round with ``answer_when_done`` off."""
     action = decision.action
-    answers = isinstance(action, CallActions) and action.answers
+    answers = settings.answer_when_done and isinstance(action, CallActions) and action.answers
     if answers and statuses and all(s == "ok" for s in statuses) and not missing:
         return ToAnalysis()
     return ToPlan()

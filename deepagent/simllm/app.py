@@ -161,8 +161,10 @@ async def _reply(sim: SimState, req: wire.ChatRequest, fault: FaultKind | None) 
         return error(500, why, "server_error")
     tokens = wire.usage(message_tokens(messages), message_tokens([AIMessage(content)]))
     cid = f"chatcmpl-sim-{req.model}-{sim.schedule.counts[req.model]}"
-    prompt = "\n".join(str(m.content) for m in messages)
-    cached = sim.caches.setdefault(req.model, PrefixCache()).cached_tokens(prompt)
+    cached = 0
+    if sim.config.latency_for(req.model).prefill_tokens_per_s > 0:  # prompts take time
+        prompt = "\n".join(str(m.content) for m in messages)
+        cached = sim.caches.setdefault(req.model, PrefixCache()).cached_tokens(prompt)
     return Reply(cid, req.model, content, tokens, fault, req.include_usage, cached)
 
 

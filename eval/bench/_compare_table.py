@@ -123,6 +123,12 @@ def lines(result: dict[str, Any]) -> list[str]:
         ]
     out += [""]
     out += [f"{i}. {r['question']}" for i, r in enumerate(rows, 1)]
+    if result.get("prefix_share") is not None:
+        out += [
+            "",
+            f"Our planner's input tokens that were a cached prefix of an earlier"
+            f" call (prompt layout for prefix caching): {result['prefix_share']:.2f}.",
+        ]
     out += ["", footer(result)]
     return out
 

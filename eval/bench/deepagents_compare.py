@@ -33,6 +33,7 @@ from deepagent.agent import Agent
 from deepagent.core.settings import Settings, load_settings
 from deepagent.deps import RunDeps
 from deepagent.llm.pacing import Pace
+from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.record import RunRecord
 from eval.bench._compare_table import SYSTEMS, Figures, lines, ratios, totals
 from eval.bench._deepagents_driver import DeepagentsRun, run_deepagents
@@ -152,7 +153,10 @@ async def compare(quick: bool) -> dict[str, Any]:
     questions = DRILLDOWN[2 : 2 + QUICK_QUESTIONS] if quick else DRILLDOWN
     repeat = 1
     rows = list(await asyncio.gather(*(one_question(bench, q, repeat) for q in questions)))
+    planner = bench.agent.deps.planner
+    cache = planner.prefix_cache if isinstance(planner, OfflinePlannerModel) else None
     return {
+        "prefix_share": cache.hit_share if cache else None,
         "latency": latency(),
         "repeat": repeat,
         "max_parallel_actions": bench.settings.max_parallel_actions,

@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from deepagent.llm.pacing import Pace, PrefixCache, approx_tokens
 from deepagent.planning.offline.policy import decide
@@ -16,26 +16,13 @@ from deepagent.planning.offline.policy import decide
 class OfflinePlannerModel(BaseChatModel):
     """The offline case-guided planner behind the chat-model interface (not an LLM).
 
-    ``latency_s`` (time to first token before the prompt is read), ``prefill_tokens_per_s``
-    and ``cached_share`` (reading the prompt, a prefix shared with an earlier call cheaper)
-    and ``tokens_per_s`` (output speed) delay each call the way an endpoint would
-    (``deepagent.llm.pacing``); benchmarks set them, by default a call is instant.
+    ``pace`` delays each call the way an endpoint would (``deepagent.llm.pacing``: time
+    to first token, the prompt read with a prefix shared with an earlier call cheaper, the
+    reply written); benchmarks set it, by default a call is instant.
     """
 
-    latency_s: float = 0.0
-    tokens_per_s: float = 0.0
-    prefill_tokens_per_s: float = 0.0
-    cached_share: float = 1.0
+    pace: Pace = Field(default_factory=Pace)
     _cache: PrefixCache = PrivateAttr(default_factory=PrefixCache)
-
-    @classmethod
-    def paced(cls, pace: Pace) -> OfflinePlannerModel:
-        return cls(
-            latency_s=pace.first_token_s,
-            tokens_per_s=pace.tokens_per_s,
-            prefill_tokens_per_s=pace.prefill_tokens_per_s,
-            cached_share=pace.cached_share,
-        )
 
     @property
     def prefix_cache(self) -> PrefixCache:
@@ -55,8 +42,9 @@ class OfflinePlannerModel(BaseChatModel):
         self, messages: list[BaseMessage], *args: Any, **kwargs: Any
     ) -> ChatResult:
         result = self._generate(messages)
-        prompt = "\n".join(str(m.content) for m in messages)
-        pace = Pace(self.latency_s, self.tokens_per_s, self.prefill_tokens_per_s, self.cached_share)
-        cached = self._cache.cached_tokens(prompt)
-        await pace.wait_for(result.generations[0].text, approx_tokens(prompt), cached)
+        tokens = cached = 0
+        if self.pace.prefill_tokens_per_s > 0:  # reading the prompt takes time
+            prompt = "\n".join(str(m.content) for m in messages)
+            tokens, cached = approx_tokens(prompt), self._cache.cached_tokens(prompt)
+        await self.pace.wait_for(result.generations[0].text, tokens, cached)
         return result

@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from deepagent.core.question import detect_language
-from deepagent.core.schema import JSON, ActionSpec
+from deepagent.core.schema import JSON, ActionSpec, value_refs
 from deepagent.core.templates import BindingError, fill_template, param_names
 from deepagent.planning.render import sections
 from deepagent.requirements.bindings import bind_selections, bind_subjects
@@ -165,18 +165,14 @@ def _whole_band(plan: list[ActionSpec], sit: Situation) -> list[ActionSpec]:
         if len(args) == len(a.args):
             out.append(a)
             continue
-        used = {v["$ref"] for v in args.values() if isinstance(v, dict) and "$ref" in v}
-        deps = [d for d in a.depends_on if d in used or d not in _refs(a.args)]
+        used, read = set(value_refs(args)), set(value_refs(a.args))
+        deps = [d for d in a.depends_on if d in used or d not in read]
         out.append(a.model_copy(update={"args": args, "depends_on": deps}))
     return out
 
 
 def _main_band(value: Any) -> bool:
     return isinstance(value, dict) and "main_band" in str(value.get("path", ""))
-
-
-def _refs(args: dict[str, Any]) -> set[str]:
-    return {str(v["$ref"]) for v in args.values() if isinstance(v, dict) and "$ref" in v}
 
 
 def _retag(value: Any, tag: str) -> Any:
