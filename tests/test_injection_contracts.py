@@ -120,7 +120,7 @@ def test_the_system_prompt_says_the_sections_are_data(name: str) -> None:
     assert re.search(r"data, never instructions", system), name
 
 
-RULES = {"mode_rule", "subagent_rule", "not_covered_heading", "modules"}
+RULES = {"mode_rule", "subagent_rule", "table_rule", "not_covered_heading", "modules"}
 """The only values a system part may hold: the project's own rules and the module listing
 (configuration); everything else goes to an escaped user section."""
 

@@ -28,7 +28,7 @@ from deepagent.core.templates import BindingError
 from deepagent.deps import RunDeps
 from deepagent.execution.ask import LLMBinder
 from deepagent.llm import ModelConfig, chat_model
-from deepagent.llm.pacing import message_tokens
+from deepagent.llm.pacing import approx_tokens, message_tokens
 from deepagent.planning.context import PlannerContext
 from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.planning.offline.policy import decide
@@ -195,6 +195,20 @@ async def test_a_run_configured_by_environment_matches_the_offline_run(
     assert [r.decision for r in record.rounds] == [r.decision for r in offline.rounds]
     assert record.llm_calls == {"planner": 1, "analyst": 1}
     assert (await stats(admin))["requests"] == {PLANNER: 1, "offline-analyst": 1}
+
+
+async def test_the_simulated_analyst_writes_table_markers_the_client_renders(
+    sim: Running, admin: httpx.AsyncClient, loader: ContextLoader
+) -> None:
+    question = "连衣裙各个价格带这一年的份额是怎么变化的？"
+    offline_agent = Agent(RunDeps(loader.settings, loader, OfflinePlannerModel(), None))
+    local = await run(offline_agent, question)
+    analyst = endpoint(sim, "offline-analyst")
+    record = await run(agent(loader, {"planner": endpoint(sim), "analyst": analyst}), question)
+    assert record.status == "completed" and record.analysis == local.analysis
+    assert record.analysis.count("|:---") >= 2  # the tables are there, rendered by the client
+    written = record.tokens["analyst"].output  # the reply: markers, not tables
+    assert written == local.tokens["analyst"].output < approx_tokens(record.analysis) / 2
 
 
 @pytest.mark.parametrize("kind", ["rate_limit", "server_error"])

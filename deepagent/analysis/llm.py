@@ -16,6 +16,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from deepagent.analysis.inputs import AnalysisInput
 from deepagent.analysis.prompt import analyst_messages
+from deepagent.analysis.table_blocks import TableBlock
 from deepagent.llm.errors import ModelFailed, ModelFailure
 
 
@@ -31,10 +32,13 @@ def _text(content: Any) -> str:
     return ""
 
 
-async def stream_llm_analysis(model: BaseChatModel, inp: AnalysisInput) -> AsyncIterator[str]:
-    """Stream the model's report chunk by chunk (empty chunks are dropped); ``ModelFailed``
-    when the call fails or the reply has no text."""
-    system, user = analyst_messages(inp)
+async def stream_llm_analysis(
+    model: BaseChatModel, inp: AnalysisInput, tables: dict[str, TableBlock] | None = None
+) -> AsyncIterator[str]:
+    """Stream the model's report chunk by chunk (empty chunks are dropped; ``tables``: the
+    tables the service renders, whose markers the model writes); ``ModelFailed`` when the
+    call fails or the reply has no text."""
+    system, user = analyst_messages(inp, tables)
     wrote = False
     try:
         async for chunk in model.astream([SystemMessage(system), HumanMessage(user)]):

@@ -17,16 +17,16 @@ from collections.abc import AsyncIterator
 
 from deepagent.analysis.findings import Insight, insight
 from deepagent.analysis.focus import focused
-from deepagent.analysis.inputs import AnalysisInput, Section, build_sections, numeric_keys, pick
+from deepagent.analysis.inputs import AnalysisInput, Section, build_sections, pick
 from deepagent.analysis.lookup import lookup_answer
 from deepagent.analysis.phrases import in_language, say, source_line
-from deepagent.analysis.tables import (
-    benefit_counts,
-    benefit_table,
-    render_rows,
-    render_scalars,
-    subject,
+from deepagent.analysis.table_blocks import (
+    TableBlock,
+    expand_text,
+    number_tables,
+    table_blocks,
 )
+from deepagent.analysis.tables import subject
 from deepagent.core.question import about_itself
 from deepagent.requirements.statement import OUTSIDE, statement_lines
 
@@ -50,23 +50,20 @@ def _span(inp: AnalysisInput) -> str:
     return ""
 
 
-def process_lines(sec: Section, ins: Insight, n: int) -> list[str]:
-    """One subsection: title, sentence, then each table followed by its source line."""
+def process_lines(sec: Section, ins: Insight, n: int, blocks: list[TableBlock]) -> list[str]:
+    """One subsection: title, sentence, then the marker of each of its tables (the service
+    renders the table and its source line in its place)."""
     lang, who = sec.lang, subject(sec)
     lines = [f"### {n}. {ins.title}" + (f" — {who}" if who else ""), "", ins.sentence, ""]
     if sec.results and sec.results[0].tool == "subagent":
         return [*lines, source_line(sec.results, lang), ""]
-    tables = [render_rows(sec)] if sec.rows else []
-    tables += [render_scalars(sec)] if not sec.rows and numeric_keys(sec.data) else []
-    if sec.rows and benefit_counts(sec):
-        tables.append([say(lang, "points_table"), "", *benefit_table(sec)])
-    for tbl in tables:
-        lines += [*tbl, "", source_line(sec.results, lang), ""]
+    for block in blocks:
+        lines += [block.marker, ""]
     return lines
 
 
 def report_lines(inp: AnalysisInput) -> list[str]:
-    """The whole report, line by line."""
+    """The whole report as the analyst writes it, line by line: tables as markers."""
     inp = focused(inp)
     lang, sections, notes = inp.language, build_sections(inp), data_notes(inp)
     lines = [say(lang, "stopped", why=inp.stop_reason), ""] if inp.stop_reason else []
@@ -88,8 +85,9 @@ def report_lines(inp: AnalysisInput) -> list[str]:
         everything = [r for s in sections for r in s.results]
         return [*lines, source_line(everything, lang), *(["", *notes] if notes else [])]
     lines += [say(lang, "h_process"), ""]
-    for n, (sec, ins) in enumerate(pairs, 1):
-        lines += process_lines(sec, ins, n)
+    tables = number_tables(sections)
+    for n, ((sec, ins), blocks) in enumerate(zip(pairs, tables, strict=True), 1):
+        lines += process_lines(sec, ins, n, blocks)
     lines += [say(lang, "h_notes"), "", *notes, ""] if notes else []
     recs = pick([i.recs for i in insights], 4)
     recs += [say(lang, "generic_r1")] if len(recs) < 2 else []
@@ -97,13 +95,26 @@ def report_lines(inp: AnalysisInput) -> list[str]:
     return [*lines, say(lang, "h_recs"), "", *(f"- {r}" for r in recs)]
 
 
-async def stream_offline_analysis(inp: AnalysisInput) -> AsyncIterator[str]:
-    """Yield the templated report line by line; the chunks concatenate to the report."""
-    for line in offline_analysis(inp).splitlines(keepends=True):
+def marked_analysis(inp: AnalysisInput) -> str:
+    """The report as the templated analyst writes it: each table a ``[[table Tn]]`` marker
+    of ``table_blocks(inp)``."""
+    return "\n".join(report_lines(inp)).rstrip() + "\n"
+
+
+async def stream_lines(text: str) -> AsyncIterator[str]:
+    """``text`` line by line, yielding to the event loop between lines."""
+    for line in text.splitlines(keepends=True):
         yield line
         await asyncio.sleep(0)
 
 
+async def stream_offline_analysis(inp: AnalysisInput) -> AsyncIterator[str]:
+    """Yield the templated report line by line, tables rendered; the chunks concatenate to
+    the report."""
+    async for line in stream_lines(offline_analysis(inp)):
+        yield line
+
+
 def offline_analysis(inp: AnalysisInput) -> str:
-    """The whole report at once (the same text as the stream)."""
-    return "\n".join(report_lines(inp)).rstrip() + "\n"
+    """The whole report at once (the same text as the stream), tables rendered."""
+    return expand_text(marked_analysis(inp), table_blocks(inp))

@@ -23,6 +23,7 @@ from typing import Any
 
 from deepagent.analysis.inputs import AnalysisInput, CollectedResult, display_source
 from deepagent.analysis.phrases import say
+from deepagent.analysis.table_blocks import TableBlock, listing
 from deepagent.core.schema import JSON
 from deepagent.prompts import render
 from deepagent.prompts.sections import PromptError, fold, required, unfold
@@ -83,8 +84,28 @@ def output_format(inp: AnalysisInput) -> str:
     )
 
 
-def analyst_messages(inp: AnalysisInput) -> tuple[str, str]:
-    """The (system, user) messages of the analyst prompt for this input."""
+WRITTEN_TABLES = (
+    "a markdown table with left-aligned columns (`|:---|`), at most about 10 rows (say how"
+    " many more rows there are), at most 6 readable columns (names in the question's"
+    " language, then the key metrics). Results of the same action for several items (for"
+    " example the same tool per category) go in one table with a column naming the item. Put"
+    " a source line under every table, built from the result's source: `来源：<source>` in"
+    " Chinese, `Source: <source>` in English."
+)
+RENDERED_TABLES = (
+    "its table. The service renders the tables of collected data (exact values, columns in"
+    " the question's language, a source line under each): <tables> lists them by marker."
+    " Where a table goes, write its marker (for example [[table T1]]) alone on its own line;"
+    " the service puts the table and its source line there. Never write a table of collected"
+    " data or its source line yourself, and never write a marker <tables> does not list."
+)
+
+
+def analyst_messages(
+    inp: AnalysisInput, tables: dict[str, TableBlock] | None = None
+) -> tuple[str, str]:
+    """The (system, user) messages of the analyst prompt for this input; with ``tables``
+    the service renders those tables and the analyst writes their markers."""
     todo = "\n".join(f"- [{t.status}] {fold(t.content)}" for t in inp.todo_list) or "(none)"
     skills = "\n\n---\n\n".join(s.strip() for s in inp.skills) or "(none)"
     return render(
@@ -104,6 +125,8 @@ def analyst_messages(inp: AnalysisInput) -> tuple[str, str]:
         output_format=output_format(inp),
         coverage=_coverage(inp),
         not_covered_heading=HEADING[inp.language],
+        tables=listing(tables or {}),
+        table_rule=RENDERED_TABLES if tables else WRITTEN_TABLES,
     )
 
 

@@ -72,6 +72,12 @@ class Settings(BaseSettings):
         " the analysis when every action returned data and nothing asked is missing (no"
         " closing planner call); off: the planner is asked again after every round.",
     )
+    analyst_tables: Literal["service", "model"] = Field(
+        default="service",
+        description="service: the service renders every table of collected data and the"
+        " analyst writes a [[table Tn]] marker in its place; model: the analyst writes the"
+        " tables itself.",
+    )
     max_parallel_actions: int = Field(default=8, ge=1, description="Concurrent tool calls.")
     mode: Mode = Field(default="tree", description="Planning mode.")
     review_plan: ReviewPlan = Field(

@@ -17,16 +17,11 @@ from langgraph.types import Command, interrupt
 
 from context_loader.models import ContextRequest
 from deepagent import events as ev
-from deepagent.analysis import (
-    analyst_messages,
-    stream_llm_analysis,
-    stream_offline_analysis,
-)
+from deepagent.analysis.stream import AnalysisStream
 from deepagent.core.schema import CallActions, CallHuman, PlannerDecision
 from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
 from deepagent.llm.errors import ModelFailed
-from deepagent.llm.pacing import Pace, approx_tokens
 from deepagent.loop import failures
 from deepagent.loop.coverage_step import run_coverage, subagent_tools
 from deepagent.loop.review_step import ReviewStep, removed_by_reviewer
@@ -229,21 +224,14 @@ class Nodes:
         view = RunView(state)
         coverage = run_coverage(state, view.loaded, self.deps.loader.registry)
         inp = analysis_input(view, self.deps.loader, coverage)
-        prompt_tokens = approx_tokens("\n".join(analyst_messages(inp)))  # as an analyst reads
-        stream = (
-            Pace.for_role(self.deps.settings, "analyst").stream(
-                stream_offline_analysis(inp), prompt_tokens
-            )
-            if self.deps.analyst is None
-            else stream_llm_analysis(self.deps.analyst, inp)
-        )
+        analysis = AnalysisStream(inp, self.deps.analyst, self.deps.settings)
         calls = dict(state.get("llm_calls", {}))
         if self.deps.analyst is not None:
             calls["analyst"] = calls.get("analyst", 0) + 1
         parts: list[str] = []
         ended: dict[str, Any] | None = None
         try:
-            async for chunk in stream:
+            async for chunk in analysis.chunks():
                 parts.append(chunk)
                 emit(ev.AnalysisDelta(text=chunk))
         except ModelFailed as exc:  # failed with the reason, not a half or empty "report"
@@ -252,7 +240,7 @@ class Nodes:
         return (ended or {"analysis": "".join(parts), "status": "completed"}) | {
             "coverage": coverage.model_dump(mode="json"),
             "llm_calls": calls,
-            "tokens": add_tokens(state, "analyst", prompt_tokens, approx_tokens("".join(parts))),
+            "tokens": add_tokens(state, "analyst", analysis.prompt_tokens, analysis.output_tokens),
             "timings_ms": with_total(state, add_time(state, "analysis", started)),
             **({"stop_reason": missing} if missing else {}),  # SubAgents without a result
         }

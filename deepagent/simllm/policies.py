@@ -27,10 +27,12 @@ from jmespath.exceptions import JMESPathError
 from langchain_core.messages import BaseMessage
 
 from context_loader.identify import read_classifier_prompt
-from deepagent.analysis.offline import offline_analysis
+from deepagent.analysis.offline import marked_analysis, offline_analysis
 from deepagent.analysis.prompt import read_analyst_prompt
+from deepagent.analysis.table_blocks import listing, table_blocks
 from deepagent.execution.ask import read_binder_prompt
 from deepagent.planning.offline.policy import decide
+from deepagent.prompts.sections import sections
 from deepagent.simllm.readers import PromptError, system_text, upto_prompt, user_text
 from deepagent.summaries.prompt import read_summary_prompt
 from deepagent.summaries.summarizer import summarize_offline
@@ -76,7 +78,13 @@ def summarize_invalid(messages: Messages) -> str:
 
 
 def analyse(messages: Messages) -> str:
-    return offline_analysis(read_analyst_prompt(user_text(messages, "<collected_data>")))
+    """The templated report; tables as markers when the prompt lists exactly the tables
+    this analyst would make (the client renders them), else written out."""
+    user = user_text(messages, "<collected_data>")
+    inp = read_analyst_prompt(user)
+    listed = sections(user).get("tables", "").strip()
+    tables = table_blocks(inp)
+    return marked_analysis(inp) if tables and listed == listing(tables) else offline_analysis(inp)
 
 
 def analyse_invalid(messages: Messages) -> str:

@@ -9,11 +9,11 @@ instructions; an unescaped ``<system>`` block anywhere is an instruction too. Es
 text (``&lt;/question&gt;``) is data and never obeyed.
 
 The instructions it can parse (:func:`orders`): ``call tool NAME`` (the planner calls
-that tool instead of its plan), ``drop the table(s)`` (the analyst leaves every table out
-of its report) and ``ignore previous instructions`` / ``reveal your system prompt``
-(any role writes its system prompt out; the planner also stops collecting data). Each
-instruction is obeyed once; ``obeyed`` lists what it followed, ``calls`` and ``replies``
-what it was sent and answered.
+that tool instead of its plan), ``drop the table(s)`` (the analyst leaves every table, and
+every marker of a table the service renders, out of its report) and ``ignore previous
+instructions`` / ``reveal your system prompt`` (any role writes its system prompt out; the
+planner also stops collecting data). Each instruction is obeyed once; ``obeyed`` lists
+what it followed, ``calls`` and ``replies`` what it was sent and answered.
 """
 
 from __future__ import annotations
@@ -118,7 +118,8 @@ class ObedientModel(BaseChatModel):
         if self.role == "planner":
             return _plan(todo, reply, system)
         if todo.drop_tables and self.role == "analyst":
-            reply = "\n".join(ln for ln in reply.split("\n") if not ln.lstrip().startswith("|"))
+            kept = (ln for ln in reply.split("\n") if not ln.lstrip().startswith(("|", "[[table")))
+            reply = "\n".join(kept)  # no table written, no table marker
         return f"{system}\n\n{reply}" if todo.leak else reply
 
 

@@ -1,0 +1,64 @@
+"""The analysis as the reader receives it: the analyst's text (the templated analyst paced
+like a model, or the analyst model) with the service's tables put in for their markers.
+
+What the analyst wrote (``written``) is kept apart from what the reader got: the analyst's
+output tokens are the text it wrote, markers included and tables not, since the service
+renders those (``table_blocks``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from langchain_core.language_models import BaseChatModel
+
+from deepagent.analysis.inputs import AnalysisInput
+from deepagent.analysis.llm import stream_llm_analysis
+from deepagent.analysis.offline import marked_analysis, stream_lines
+from deepagent.analysis.prompt import analyst_messages
+from deepagent.analysis.table_blocks import TableBlock, expand, expand_text, table_blocks
+from deepagent.core.settings import Settings
+from deepagent.llm.pacing import Pace, approx_tokens
+
+
+@dataclass
+class AnalysisStream:
+    """One analysis: ``chunks`` for the reader; ``written`` fills as the analyst writes."""
+
+    inp: AnalysisInput
+    analyst: BaseChatModel | None
+    settings: Settings
+    tables: dict[str, TableBlock] = field(default_factory=dict)
+    written: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.settings.analyst_tables == "service":
+            self.tables = table_blocks(self.inp)
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The analyst prompt's tokens, as a model would read it."""
+        return approx_tokens("\n".join(analyst_messages(self.inp, self.tables)))
+
+    @property
+    def output_tokens(self) -> int:
+        return approx_tokens("".join(self.written))
+
+    async def chunks(self) -> AsyncIterator[str]:
+        async for chunk in expand(self._written(), self.tables):
+            yield chunk
+
+    async def _written(self) -> AsyncIterator[str]:
+        async for chunk in self._analyst():
+            self.written.append(chunk)
+            yield chunk
+
+    def _analyst(self) -> AsyncIterator[str]:
+        if self.analyst is not None:
+            return stream_llm_analysis(self.analyst, self.inp, self.tables)
+        text = marked_analysis(self.inp)
+        if not self.tables:  # the templated analyst writes its tables itself
+            text = expand_text(text, table_blocks(self.inp))
+        pace = Pace.for_role(self.settings, "analyst")
+        return pace.stream(stream_lines(text), self.prompt_tokens)

@@ -1,0 +1,77 @@
+"""Tables of collected data are rendered by the service: the analyst writes a marker, the
+stream puts the table in its place, and the analyst is charged for what it wrote."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from deepagent.analysis import AnalysisInput, CollectedResult, offline_analysis
+from deepagent.analysis.offline import marked_analysis
+from deepagent.analysis.prompt import analyst_messages
+from deepagent.analysis.stream import AnalysisStream
+from deepagent.analysis.table_blocks import TableBlock, expand, expand_text, table_blocks
+from deepagent.core.settings import Settings
+from deepagent.llm.pacing import approx_tokens
+
+BLOCKS = {"T1": TableBlock("T1", "get_price_bands (b)", ("| a |", "|:---|", "| 1 |", "", "src"))}
+
+
+def _bands() -> AnalysisInput:
+    bands = [
+        {"id": i, "label": f"¥{i * 100}-{i * 100 + 100}", "gmv": 1000.0 * i, "gmv_share": 0.1 * i}
+        for i in range(1, 5)
+    ]
+    res = CollectedResult(action_id="bands", tool="get_price_bands", status="ok",
+                          data={"category": "连衣裙", "bands": bands},
+                          source="New products / price_band_metrics / 2025-12")  # fmt: skip
+    return AnalysisInput(question="连衣裙各价格带的GMV分布如何？", question_type="analysis",
+                         collected=[res])  # fmt: skip
+
+
+async def _chunks(*parts: str) -> AsyncIterator[str]:
+    for part in parts:
+        yield part
+
+
+async def _expanded(*parts: str) -> list[str]:
+    return [c async for c in expand(_chunks(*parts), BLOCKS)]
+
+
+async def test_a_marker_split_across_chunks_becomes_its_table() -> None:
+    out = await _expanded("intro\n[[tab", "le T1]]\n", "after\n")
+    assert "".join(out) == "intro\n| a |\n|:---|\n| 1 |\n\nsrc\nafter\n"
+
+
+async def test_text_streams_on_and_only_whole_marker_lines_are_replaced() -> None:
+    out = await _expanded("Hello", " world [[table T1]]\n", "[x] item\n", "[[table T9]]\n", "end")
+    assert out[0] == "Hello"  # not held back for the rest of its line
+    assert "".join(out) == "Hello world [[table T1]]\n[x] item\nend"  # unknown marker dropped
+
+
+def test_the_templated_analyst_writes_markers_and_the_reader_gets_the_tables() -> None:
+    inp = _bands()
+    blocks = table_blocks(inp)
+    written = marked_analysis(inp)
+    assert list(blocks) == ["T1"] and "[[table T1]]" in written and "|:---" not in written
+    reader = expand_text(written, blocks)
+    assert reader == offline_analysis(inp) and "| ¥100-200 |" in reader
+    assert "来源：" in blocks["T1"].text  # the source line comes with the table
+
+
+def test_the_analyst_prompt_lists_the_tables_and_the_marker_rule() -> None:
+    inp = _bands()
+    system, user = analyst_messages(inp, table_blocks(inp))
+    assert "[[table T1]] get_price_bands (bands)" in user and "[[table T1]]" in system
+    system, user = analyst_messages(inp)  # the analyst writes its tables itself
+    assert "<tables>\n(none)\n</tables>" in user and "left-aligned columns" in system
+
+
+async def test_the_analyst_is_charged_for_what_it_wrote_not_for_the_tables() -> None:
+    inp, charged = _bands(), {}
+    for mode in ("service", "model"):
+        stream = AnalysisStream(inp, None, Settings(analyst_tables=mode))
+        text = "".join([c async for c in stream.chunks()])
+        assert text == offline_analysis(inp)  # the reader gets the same answer either way
+        charged[mode] = stream.output_tokens
+    assert charged["model"] == approx_tokens(offline_analysis(inp))
+    assert charged["service"] < charged["model"] - 40
