@@ -69,6 +69,22 @@ async def test_the_replayed_react_agent_is_charged_for_its_prompts() -> None:
     assert model.output_tokens == approx_tokens("answer")
 
 
+async def test_the_replayed_react_agent_is_charged_for_the_tools_it_binds() -> None:
+    """An agent binds its tools once; every request sends their schemas again."""
+
+    def get_price_bands(category_id: int, month: str | None = None) -> str:
+        """Price bands of a leaf category in a month (range, GMV, share, units)."""
+        return ""
+
+    model = PacedScriptedModel.from_script([AIMessage("a"), AIMessage("b")], Pace())
+    bound = model.bind_tools([get_price_bands])
+    await bound.ainvoke([HumanMessage("q")])
+    assert model.input_tokens > approx_tokens("q") + approx_tokens("Price bands of a leaf category")
+    first = model.input_tokens
+    await bound.ainvoke([HumanMessage("q")])
+    assert model.input_tokens == 2 * first
+
+
 def test_sim_llm_takes_the_same_model() -> None:
     model, latency = parse_latency("*=300:60:5000:0.2")
     assert model == "*" and latency == Latency(

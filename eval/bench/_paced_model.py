@@ -2,7 +2,8 @@
 
 Each reply is the next scripted AIMessage, delayed like an offline role of ours
 (:class:`deepagent.llm.pacing.Pace`: time to first token, the prompt's tokens (messages and
-bound tool schemas, a prefix shared with an earlier call cached), then output tokens a second
+the schemas of the tools the agent bound, which every request sends; a prefix shared with
+an earlier call cached), then output tokens a second
 over the reply's text and serialized tool calls). Before replying it checks that the agent is where
 the script expects it: the first call follows the user's question, every later one follows the
 results of all the tool calls of the previous reply. A call the script did not foresee (e.g. a
@@ -14,12 +15,16 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field, PrivateAttr
 
 from deepagent.llm.pacing import Pace, PrefixCache, approx_tokens
@@ -40,11 +45,23 @@ class PacedScriptedModel(ScriptedChatModel):
     input_tokens: int = 0  # prompt tokens sent over the run (messages and tool schemas)
     output_tokens: int = 0
     last_first_token: float = 0.0  # perf_counter() of the last call's first token
+    bound_tools: list[dict[str, Any]] = Field(default_factory=list)  # as the provider gets them
     _cache: PrefixCache = PrivateAttr(default_factory=PrefixCache)
 
     @classmethod
     def from_script(cls, script: Sequence[AIMessage], pace: Pace) -> PacedScriptedModel:
         return cls(messages=iter(list(script)), script=list(script), pace=pace)
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Keep the schemas of the tools the agent binds: every request sends them."""
+        self.bound_tools = [convert_to_openai_tool(t) for t in tools]
+        return self
 
     @property
     def round_trips(self) -> int:
@@ -70,7 +87,7 @@ class PacedScriptedModel(ScriptedChatModel):
         result: ChatResult = self._generate(messages, stop=stop, **kwargs)
         message = result.generations[0].message
         assert isinstance(message, AIMessage)
-        prompt = prompt_text(messages, kwargs.get("tools"))
+        prompt = prompt_text(messages, kwargs.get("tools") or self.bound_tools)
         tokens, text = approx_tokens(prompt), reply_text(message)
         self.input_tokens += tokens
         self.output_tokens += approx_tokens(text)
