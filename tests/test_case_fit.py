@@ -211,7 +211,7 @@ async def test_the_todo_list_quotes_the_question_in_its_language(
 
 
 def test_todo_items_complete_as_their_requirements_are_covered() -> None:
-    from deepagent.planning.offline.todo import requirement_todo
+    from deepagent.planning.todo import requirement_todo
 
     reqs = [
         {"id": "s1", "kind": "subject", "text": "身体乳"},

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 
 from context_loader.loader import ContextLoader
@@ -12,6 +14,7 @@ from context_loader.models import ContextRequest
 from deepagent.agent import Agent
 from deepagent.loop.graph import RunDeps
 from deepagent.planning.offline.model import OfflinePlannerModel
+from deepagent.planning.planner import PlanningResult, plan_round
 from deepagent.record import RunRecord
 from deepagent.testing import ScriptedChatModel
 from tests.questions import LOOKUP, SKINCARE
@@ -196,3 +199,24 @@ async def test_llm_analyst_gets_the_context_parts_and_streams(loader: ContextLoa
     ):
         assert part in prompt, part
     assert "get_category_overview ok" in prompt and LOOKUP in prompt
+
+
+async def test_the_service_keeps_the_todo_list_the_planner_leaves_to_it(
+    loader: ContextLoader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The offline planner writes no TodoList where the requirements give one (output
+    tokens are waited for); the round still shows one item per requirement, in the
+    question's language."""
+    replies: list[str] = []
+
+    async def spy(model: Any, ctx: Any) -> PlanningResult:
+        result = await plan_round(model, ctx)
+        replies.append(result.raw)
+        return result
+
+    monkeypatch.setattr("deepagent.loop.graph.plan_round", spy)
+    record, _ = await run(agent(loader), LOOKUP)
+    assert replies and '"todo_list"' not in replies[0]  # what the planner wrote
+    todo = record.rounds[0].todo_list
+    assert len(todo) >= 2 and any("连衣裙" in t.content for t in todo)
+    assert todo[-1].content == "汇总数据，给出结论与建议"

@@ -26,6 +26,7 @@ from deepagent.llm.errors import ModelFailure
 from deepagent.llm.pacing import message_tokens
 from deepagent.planning.context import PlannerContext
 from deepagent.planning.render import planner_messages
+from deepagent.planning.todo import filled_todo
 from deepagent.prompts.sections import section
 from deepagent.tools.executor import validation_message
 
@@ -76,7 +77,8 @@ async def plan_round(model: Planner, ctx: PlannerContext) -> PlanningResult:
             decision = await model.decide(ctx)
         except Exception as exc:  # the round fails with the reason, as a model's would
             return PlanningResult(None, f"planner failed: {type(exc).__name__}: {exc}", 1, "")
-        return PlanningResult(decision, None, 1, decision.model_dump_json(by_alias=True))
+        raw = decision.model_dump_json(by_alias=True)
+        return PlanningResult(filled_todo(decision, ctx), None, 1, raw)
     messages: list[BaseMessage] = planner_messages(ctx)
     raw = ""
     tokens_in = tokens_out = 0
@@ -90,7 +92,8 @@ async def plan_round(model: Planner, ctx: PlannerContext) -> PlanningResult:
         raw = str(reply.content)
         tokens_out += message_tokens([reply])
         try:
-            return PlanningResult(parse_decision(raw), None, attempt, raw, tokens_in, tokens_out)
+            decision = filled_todo(parse_decision(raw), ctx)
+            return PlanningResult(decision, None, attempt, raw, tokens_in, tokens_out)
         except ValueError as exc:
             error = str(exc)
             messages = [*messages, AIMessage(raw), reask_message(error)]

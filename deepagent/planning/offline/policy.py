@@ -35,7 +35,7 @@ from deepagent.planning.offline.situation import (
     missing_params,
     read_situation,
 )
-from deepagent.planning.offline.todo import requirement_todo
+from deepagent.planning.todo import requirement_todo
 
 # --- the policy ----------------------------------------------------------------------
 
@@ -171,13 +171,21 @@ def _batch(remaining: list[ActionSpec], ok: set[str], mode: str) -> list[ActionS
 
 
 def _todo(
-    sit: Situation, case: dict[str, Any], plan: list[ActionSpec], ok: set[str], final: bool
+    sit: Situation,
+    case: dict[str, Any],
+    plan: list[ActionSpec],
+    ok: set[str],
+    final: bool,
+    *,
+    written: bool = False,
 ) -> list[TodoItem]:
+    """The TodoList to write: none where the requirements give it (the service fills it
+    in, ``planning.todo``) unless ``written``; else the case's steps."""
     if sit.lite:
         return []
     quoted = requirement_todo(sit.requirements, sit.coverage, sit.language, final)
     if quoted:
-        return quoted
+        return quoted if written else []
     steps = list(case.get("approach", []))
     if not steps or detect_language(" ".join(steps)) != sit.language:
         steps = [sit.question]  # never the case's steps in another language
@@ -228,7 +236,8 @@ def _cover(
 ) -> PlannerDecision:
     words = [r["text"] for r in sit.requirements if r["id"] in covers]
     step = ("补充查询：" if sit.language == "zh" else "Also cover: ") + " / ".join(words)
-    todo = [*_todo(sit, case, plan, ok, final=True), TodoItem(content=step, status="in_progress")]
+    todo = [*_todo(sit, case, plan, ok, final=True, written=True)]
+    todo.append(TodoItem(content=step, status="in_progress"))
     return PlannerDecision(
         thought=f"Case {case['id']} is done; {len(batch)} action(s) for the requirements it"
         f" left uncovered ({', '.join(covers)}).",
