@@ -79,9 +79,6 @@ class AnalysisInput(Strict):
     todo_list: list[TodoItem] = Field(default_factory=list)
     collected: list[CollectedResult] = Field(default_factory=list)
     stop_reason: str | None = Field(default=None, description="why a guard stopped planning")
-    tools: list[str] = Field(default_factory=list, description="tools loaded for the run")
-    history: str = Field(default="", description="execution history (summary + later rounds)")
-    cases: list[str] = Field(default_factory=list, description="reference cases' approaches")
     conversation: list[str] = Field(default_factory=list, description="earlier turns")
     subagent: bool = Field(default=False, description="conclusions and key figures only")
     coverage: list[CoverageItem] = Field(

@@ -52,11 +52,12 @@ def _span(inp: AnalysisInput) -> str:
 
 def process_lines(sec: Section, ins: Insight, n: int, blocks: list[TableBlock]) -> list[str]:
     """One subsection: title, sentence, then the marker of each of its tables (the service
-    renders the table and its source line in its place)."""
-    lang, who = sec.lang, subject(sec)
-    lines = [f"### {n}. {ins.title}" + (f" — {who}" if who else ""), "", ins.sentence, ""]
-    if sec.results and sec.results[0].tool == "subagent":
-        return [*lines, source_line(sec.results, lang), ""]
+    renders the table and its source line in its place; a SubAgents' section: the block of
+    their conclusions)."""
+    who = subject(sec)
+    lines = [f"### {n}. {ins.title}" + (f" — {who}" if who else ""), ""]
+    if not (sec.results and sec.results[0].tool == "subagent"):  # whose block quotes them
+        lines += [ins.sentence, ""]
     for block in blocks:
         lines += [block.marker, ""]
     return lines

@@ -2,6 +2,8 @@
 
 Every table of a report shows collected data: its cells are copies of the data, so a
 model writing them token by token only adds time and the risk of a mistyped figure. The
+same holds for the conclusions SubAgents returned: a report quotes them, so the service
+renders them as a block of their own. The
 service renders each table (``tables``: columns, row window, merged copies, source line)
 before the analysis, gives it an id (``T1``, ``T2``, ...), lists the ids in the analyst
 prompt, and the analyst writes the marker ``[[table T1]]`` alone on a line where the
@@ -20,7 +22,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from deepagent.analysis.focus import focused
-from deepagent.analysis.inputs import AnalysisInput, Section, build_sections, numeric_keys
+from deepagent.analysis.inputs import (
+    AnalysisInput,
+    Section,
+    build_sections,
+    numeric_keys,
+    subagent_bullets,
+)
 from deepagent.analysis.phrases import say, source_line
 from deepagent.analysis.tables import benefit_counts, benefit_table, render_rows, render_scalars
 
@@ -47,9 +55,11 @@ class TableBlock:
 
 
 def section_tables(sec: Section) -> list[list[str]]:
-    """The tables of one section, each followed by its source line."""
+    """The tables of one section (a SubAgents' section: their conclusions, quoted), each
+    followed by its source line."""
     if sec.results and sec.results[0].tool == "subagent":
-        return []
+        bullets = [f"- {b}" for b in subagent_bullets(sec.results)]
+        return [[*bullets, "", source_line(sec.results, sec.lang)]]
     tables = [render_rows(sec)] if sec.rows else []
     tables += [render_scalars(sec)] if not sec.rows and numeric_keys(sec.data) else []
     if sec.rows and benefit_counts(sec):

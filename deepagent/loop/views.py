@@ -61,14 +61,6 @@ class RunView:
         rounds = self.state.get("rounds", [])
         return [round_view(r) for r in rounds[self.state.get("summarized_rounds", 0) :]]
 
-    def history_text(self) -> str:
-        """The execution history as the planner last saw it: summary plus later rounds."""
-        lines = [self.state.get("summary") or ""]
-        for view in self.recent_rounds():
-            for a in view.actions:
-                lines.append(f"- {a.id} {a.tool} {a.status}: {a.output_preview[:160]}")
-        return "\n".join(line for line in lines if line)
-
 
 def skill_bodies(loader: Loader, loaded: LoadedContext) -> list[str]:
     return [s.body for s in loader.skills if s.name in loaded.skills]
@@ -115,7 +107,6 @@ def planner_context(view: RunView, loader: Loader) -> PlannerContext:
 def analysis_input(view: RunView, loader: Loader, coverage: Coverage) -> AnalysisInput:
     """What the analyst gets: the question, the collected results, the open items."""
     loaded, state = view.loaded, view.state
-    cases = library_cases(loader, loaded)
     return AnalysisInput(
         question=loaded.question,
         language=loaded.language,
@@ -125,9 +116,6 @@ def analysis_input(view: RunView, loader: Loader, coverage: Coverage) -> Analysi
         todo_list=view.todo_list,
         collected=[CollectedResult.model_validate(c) for c in state.get("collected", [])],
         stop_reason=state.get("stop_reason"),
-        tools=loaded.tools,
-        history=view.history_text(),
-        cases=[f"{c.question}: " + " / ".join(c.approach) for c in cases],
         conversation=[f"{t['role']}: {t['content']}" for t in state.get("conversation", [])],
         subagent=view.lite,
         coverage=coverage.items,
