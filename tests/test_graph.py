@@ -190,15 +190,15 @@ async def test_llm_analyst_gets_the_context_parts_and_streams(loader: ContextLoa
         "<question>",
         "<context_params>",
         "<skills>",
-        "<tools>",
-        "<execution_history>",
         "<todo_list>",
-        "<reference_cases>",
         "<conversation>",
         "<collected_data>",
+        "<tables>",
     ):
         assert part in prompt, part
-    assert "get_category_overview ok" in prompt and LOOKUP in prompt
+    for part in ("<tools>", "<execution_history>", "<reference_cases>"):  # planning parts
+        assert part not in prompt, part
+    assert "tool=get_category_overview" in prompt and LOOKUP in prompt
 
 
 async def test_the_service_keeps_the_todo_list_the_planner_leaves_to_it(
