@@ -89,7 +89,10 @@ class Settings(BaseSettings):
         default="lite", description="SubAgents without TodoList and with conclusions only."
     )
     max_parallel_subagents: int = Field(
-        default=4, ge=1, description="SubAgents of one run executing at once."
+        default=8,
+        ge=1,
+        description="SubAgents of one run executing at once (as many as tool calls: a"
+        " SubAgent mostly waits for its model calls; with RQ the workers bound it too).",
     )
     redis_url: str | None = Field(
         default=None,
