@@ -169,3 +169,30 @@ def test_out_of_scope_is_never_covered(ctx: CoverageContext) -> None:
     reqs: list[Requirement] = [OutOfScopeReq(id="o1", text="京东", scope="platform")]
     anything = [ev("a", "get_category_overview", {}, OVERVIEW)]
     assert status(ctx, reqs, anything) == {"o1": "not_coverable:other_platform"}
+
+
+def test_what_a_subagent_covered_in_its_own_run_covers_the_parents_ask(
+    ctx: CoverageContext,
+) -> None:
+    """ "each one's main price band": the SubAgents chose it inside their runs; the parent
+    sees only their conclusions, plus the keys of what their runs covered."""
+    from deepagent.requirements.delegated import covered_keys
+    from deepagent.requirements.model import CoverageItem
+
+    band = SelectionReq(id="k3", text="main price band", rule="main_band")
+    own = Requirements(items=[SelectionReq(id="k1", text="main band", rule="main_band",
+                                           target="band")])  # fmt: skip
+    done = [CoverageItem(requirement="k1", kind="selection", text="main band", status="covered")]
+    keys = covered_keys(own, done)
+    assert keys == ["selection:main_band:band"]
+    told = {"conclusion": "- Main band ¥400-600", "covered": keys}
+    sub = Evidence(action_id="drill", tool=None, args={}, ok=True, data=told)
+    assert status(ctx, [band], [sub]) == {"k3": "covered"}
+    silent = Evidence(action_id="drill", tool=None, args={}, ok=True, data={"conclusion": "-"})
+    failed = Evidence(action_id="drill", tool=None, args={}, ok=False, data=told)
+    assert (
+        status(ctx, [band], [silent])
+        == status(ctx, [band], [failed])
+        == {"k3": "missing:not_queried"}
+    )
+    assert covered_keys(own, [done[0].model_copy(update={"status": "missing"})]) == []

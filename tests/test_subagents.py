@@ -60,3 +60,22 @@ async def test_lite_subagents_drop_the_todo_list_and_full_ones_keep_it(
     assert "## Conclusion" in reports["lite"]
     assert "## Analysis" not in reports["lite"] and "## Recommendations" not in reports["lite"]
     assert "## Analysis" in reports["full"] and "## Recommendations" in reports["full"]
+
+
+async def test_the_main_band_each_subagent_chose_covers_the_parents_ask(
+    loader: ContextLoader,
+) -> None:
+    """No closing planner call: the SubAgents' runs covered "each one's main price band"
+    (the parent sees their conclusions and the keys of what they covered)."""
+    question = (
+        "I want to launch a kitchen appliance. Find the five least competitive appliance "
+        "categories and show me the best sellers in each one's main price band."
+    )
+    agent = Agent(RunDeps(loader.settings, loader, OfflinePlannerModel(), None))
+    record = await agent.run_to_end(ContextRequest(question=question))
+    assert record.status == "completed" and any(
+        a.kind == "subagent" for a in record.rounds[0].actions
+    )
+    band = next(c for c in record.coverage if c.text == "main price band")
+    assert band.status == "covered" and band.action_ids and band.action_ids[0].endswith("drill")
+    assert record.planning_rounds == 1

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from deepagent.core.schema import JSON
+from deepagent.requirements.delegated import delegated
 from deepagent.requirements.evidence import (
     SUBJECT_KEYS,
     Evidence,
@@ -66,7 +67,10 @@ def check(
 ) -> Coverage:
     verdicts: dict[str, Verdict] = {}
     for req in requirements.items:
-        verdicts[req.id] = _verdict(req, evidence, ctx, verdicts)
+        verdict = _verdict(req, evidence, ctx, verdicts)
+        if verdict.status == "missing" and (by := delegated(req, evidence)):
+            verdict = Verdict("covered", by)  # a SubAgent's own run covered it
+        verdicts[req.id] = verdict
     return Coverage(
         items=[
             CoverageItem(

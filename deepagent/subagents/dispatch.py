@@ -27,6 +27,7 @@ from context_loader.models import ContextRequest
 from deepagent import events as ev
 from deepagent.core.schema import JSON, SubAgentTask, ToolResult
 from deepagent.record import RunRecord, SubAgentRecord
+from deepagent.requirements.delegated import covered_keys
 
 if TYPE_CHECKING:
     from deepagent.deps import RunDeps
@@ -142,6 +143,7 @@ class SubAgentDispatcher(ABC):
                 "conclusion": record.analysis,
                 "rounds": record.planning_rounds,
                 "tool_calls": record.tool_calls,
+                "covered": covered_keys(record.requirements, record.coverage),
             },
             record.analysis[:CONCLUSION_PREVIEW],
             f"SubAgent {action_id}",
