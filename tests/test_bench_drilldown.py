@@ -13,7 +13,7 @@ from deepagent.llm.pacing import Pace
 from deepagent.record import RoundRecord, RunRecord, SubAgentRecord, SummaryRecord
 from deepagent.tools import ToolRegistry
 from deepagent.tools.registry import load_module
-from eval.bench._compare_table import Figures, lines, ratios, totals
+from eval.bench._compare_table import Figures, limit_s, lines, ratios, totals
 from eval.bench._our_runs import round_trips
 from eval.bench._paced_model import PacedScriptedModel, ScriptError, off_script
 from eval.bench._react_script import (
@@ -214,6 +214,21 @@ def test_figures_ratios_and_table() -> None:
     )
     assert "| **total** |" in text and "1. q?" in text and "300 ms base to first token" in text
     assert "**geometric mean of the ratios**" in text
+
+
+def test_the_limit_and_the_tuned_and_held_out_means() -> None:
+    """The limit is one planner call + the run's tool chains + one analysis call."""
+    timings = {"context": 500.0, "planning": 3000.0, "execution": 400.0, "analysis": 2000.0}
+    assert limit_s(timings, planning_calls=2) == pytest.approx(1.5 + 0.4 + 2.0)
+    fast = {"deepagents": {"wall_s": 4.0}, "tree": {"wall_s": 2.0}, "react": {"wall_s": 4.0}}
+    slow = {"deepagents": {"wall_s": 2.0}, "tree": {"wall_s": 4.0}, "react": {"wall_s": 2.0}}
+    rows: list[dict[str, Any]] = [{**fast, "limit_s": 1.6}, {**slow, "limit_s": 4.0}]
+    for r in rows:
+        r["ratios"] = ratios(r)
+    total = totals(rows, tuned=1)
+    assert total["wall_over_limit"] == pytest.approx((2.0 / 1.6 + 1.0) / 2)
+    assert total["geomean_tuned"]["tree_wall_s"] == 0.5
+    assert total["geomean_held_out"]["tree_wall_s"] == 2.0
 
 
 def test_the_drilldown_set_has_both_languages() -> None:

@@ -67,7 +67,19 @@ def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in positive) / len(positive)) if positive else 0.0
 
 
-def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def limit_s(timings_ms: dict[str, float], planning_calls: int) -> float:
+    """A run's limit: one planner call, the tool chains it ran (its execution time) and one
+    analysis call, from the run's measured durations (context loading and any further
+    planner call are what the run spent beyond it)."""
+    one_call = timings_ms.get("planning", 0.0) / max(planning_calls, 1)
+    return (one_call + timings_ms.get("execution", 0.0) + timings_ms.get("analysis", 0.0)) / 1000
+
+
+def geomeans(rows: list[dict[str, Any]]) -> dict[str, float]:
+    return {k: geomean([r["ratios"][k] for r in rows]) for k in rows[0]["ratios"]} if rows else {}
+
+
+def totals(rows: list[dict[str, Any]], tuned: int | None = None) -> dict[str, Any]:
     keys = (
         "round_trips",
         "wall_s",
@@ -77,20 +89,27 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "first_answer_s",
     )
     summed = {name: {k: sum(r[name].get(k, 0) for r in rows) for k in keys} for name in SYSTEMS}
-    means = {k: geomean([r["ratios"][k] for r in rows]) for k in rows[0]["ratios"]} if rows else {}
-    return {**summed, "ratios": ratios(summed), "geomean": means}
+    limits = [r["tree"]["wall_s"] / r["limit_s"] for r in rows if r.get("limit_s")]
+    out: dict[str, Any] = {**summed, "ratios": ratios(summed), "geomean": geomeans(rows)}
+    out["wall_over_limit"] = sum(limits) / len(limits) if limits else 0.0
+    if tuned is not None and 0 < tuned < len(rows):
+        out["geomean_tuned"] = geomeans(rows[:tuned])
+        out["geomean_held_out"] = geomeans(rows[tuned:])
+    return out
 
 
 HEADER = [
     "| # | case | levels | tool calls | round trips: deepagents / tree / react"
     " | wall s: deepagents / tree / react | input tokens: deepagents / tree / react"
     " | output tokens: deepagents / tree / react | tree/da round trips | tree/da wall"
-    " | tree/da first answer token | tree/da input | react/da wall |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    " | tree/da first answer token | tree/da input | react/da wall | limit s | tree/limit |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 ]
 
 
 def row_line(label: str, case: str, levels: str, row: dict[str, Any], r: dict[str, float]) -> str:
+    limit = row.get("limit_s", 0.0)
+    over = f"{row['tree']['wall_s'] / limit:.2f}" if limit else ""
     trips = " / ".join(f"{row[s]['round_trips']:.0f}" for s in SYSTEMS)
     walls = " / ".join(f"{row[s]['wall_s']:.2f}" for s in SYSTEMS)
     ins = " / ".join(f"{row[s].get('input_tokens', 0):,.0f}" for s in SYSTEMS)
@@ -100,7 +119,17 @@ def row_line(label: str, case: str, levels: str, row: dict[str, Any], r: dict[st
         f"| {label} | {case} | {levels} | {calls:.0f} | {trips} | {walls} | {ins} | {outs}"
         f" | {r['tree_round_trips']:.2f} | {r['tree_wall_s']:.2f}"
         f" | {r.get('tree_first_answer_s', 0):.2f}"
-        f" | {r.get('tree_input_tokens', 0):.2f} | {r['react_wall_s']:.2f} |"
+        f" | {r.get('tree_input_tokens', 0):.2f} | {r['react_wall_s']:.2f}"
+        f" | {f'{limit:.2f}' if limit else ''} | {over} |"
+    )
+
+
+def _mean_line(label: str, g: dict[str, float], extra: str = "") -> str:
+    return (
+        f"|  | **{label}** |  |  |  |  |  |  |"
+        f" {g['tree_round_trips']:.2f} | {g['tree_wall_s']:.2f}"
+        f" | {g.get('tree_first_answer_s', 0):.2f}"
+        f" | {g.get('tree_input_tokens', 0):.2f} | {g['react_wall_s']:.2f} |  | {extra} |"
     )
 
 
@@ -114,13 +143,14 @@ def lines(result: dict[str, Any]) -> list[str]:
     total = result["totals"]
     out += [row_line("", "**total**", "", total, total["ratios"])]
     if total.get("geomean"):
-        g = total["geomean"]
-        out += [
-            "|  | **geometric mean of the ratios** |  |  |  |  |  |  |"
-            f" {g['tree_round_trips']:.2f} | {g['tree_wall_s']:.2f}"
-            f" | {g.get('tree_first_answer_s', 0):.2f}"
-            f" | {g.get('tree_input_tokens', 0):.2f} | {g['react_wall_s']:.2f} |"
-        ]
+        over = total.get("wall_over_limit")
+        mean = f"{over:.2f} (mean)" if over else ""
+        out += [_mean_line("geometric mean of the ratios", total["geomean"], mean)]
+    if total.get("geomean_tuned"):
+        tuned = result.get("tuned", 0)
+        out += [_mean_line(f"geometric mean, 1-{tuned} (tuned on)", total["geomean_tuned"])]
+        held_out = f"geometric mean, {tuned + 1}-{len(rows)} (held out)"
+        out += [_mean_line(held_out, total["geomean_held_out"])]
     out += [""]
     out += [f"{i}. {r['question']}" for i, r in enumerate(rows, 1)]
     if result.get("prefix_share") is not None:

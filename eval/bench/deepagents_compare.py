@@ -35,11 +35,11 @@ from deepagent.deps import RunDeps
 from deepagent.llm.pacing import Pace
 from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.record import RunRecord
-from eval.bench._compare_table import SYSTEMS, Figures, lines, ratios, totals
+from eval.bench._compare_table import SYSTEMS, Figures, limit_s, lines, ratios, totals
 from eval.bench._deepagents_driver import DeepagentsRun, run_deepagents
 from eval.bench._our_runs import run_ours, subruns
 from eval.bench._react_script import Levels, react_levels, script, tool_calls_of
-from eval.bench.drilldown import DRILLDOWN
+from eval.bench.drilldown import DRILLDOWN, TUNED
 from eval.bench.subagents import (
     CACHED_SHARE,
     FIRST_TOKEN_MS,
@@ -106,6 +106,7 @@ async def one_question(bench: Bench, question: str, repeat: int) -> dict[str, An
             )
     row = {name: f.as_dict() for name, f in figures.items()}
     return {
+        "limit_s": limit_s(tree.record.timings_ms, tree.record.llm_calls.get("planner", 0)),
         "question": question,
         "levels": len(levels),
         "case": followed_case(trace.record),
@@ -162,7 +163,8 @@ async def compare(quick: bool) -> dict[str, Any]:
         "max_parallel_actions": bench.settings.max_parallel_actions,
         "deepagents_version": version("deepagents"),
         "questions": rows,
-        "totals": totals(rows),
+        "tuned": TUNED,
+        "totals": totals(rows, TUNED),
     }
 
 
