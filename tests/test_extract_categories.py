@@ -129,6 +129,17 @@ async def test_english_plural(full_ex: ToolExecutor, full: sqlite3.Connection) -
     assert res.data["categories"][0]["category"]["name_en"] == "Air fryer"
 
 
+@pytest.mark.parametrize("words", ["men's wear", "mens wear", "men’s wear"])
+async def test_a_one_word_name_written_as_two_words(
+    full_ex: ToolExecutor, full: sqlite3.Connection, words: str
+) -> None:
+    """Users write "men's wear" for Menswear (and "women's wear" for Womenswear)."""
+    res = await extract(full_ex, f"Which sub-categories of {words} grew fastest?")
+    assert ids(res) == [cat_id(full, "name_en = 'Menswear'")]
+    res = await extract(full_ex, "women's wear trends")
+    assert ids(res) == [cat_id(full, "name_en = 'Womenswear'")]
+
+
 async def test_two_english_mentions(full_ex: ToolExecutor, full: sqlite3.Connection) -> None:
     text = "Which face creams and serums grew fastest?"
     res = await extract(full_ex, text)

@@ -36,6 +36,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _ZH_PARTS = re.compile(r"[/、,，]+")
 _EN_PARTS = re.compile(r"\s*(?:[,&/]|\band\b)\s*")
 # Text allowed between the words of one English mention ("women's", "wide-leg", "a, b & c").
+_NOT_WORD = re.compile(r"[^a-z0-9]+")
 _JOINER = re.compile(r"^[\s\-'’&/,]*$")
 _STOP = frozenset({"and", "of", "for", "the", "with", "a", "an", "in", "on", "s", "amp"})
 
@@ -262,6 +263,11 @@ def _scan_en(index: ExtractIndex, norm: str) -> list[Match]:
                 hit = index.en.get(key)
                 if hit is not None:
                     found.append(Match(start, segment[i + size - 1][3], hit))
+            for size in (2, 3)[: max(0, len(segment) - i - 1)]:  # "men's wear": menswear
+                end = segment[i + size - 1][3]
+                hit = index.en.get((stem(_NOT_WORD.sub("", norm[start:end])),))
+                if hit is not None:
+                    found.append(Match(start, end, hit))
         segment.clear()
 
     for m in _WORD.finditer(norm):
