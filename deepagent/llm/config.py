@@ -10,12 +10,14 @@ or an OpenAI-compatible chat endpoint.
 from __future__ import annotations
 
 import os
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
-from langchain_core.language_models import BaseChatModel
 from pydantic import Field
 
 from deepagent.core.schema import Strict
+
+if TYPE_CHECKING:  # the model stack is imported when a chat model is made, not with settings
+    from langchain_core.language_models import BaseChatModel
 
 Role = Literal[
     "planner",
