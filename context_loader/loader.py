@@ -22,7 +22,7 @@ from context_loader.identify import (
     ModuleClassifier,
     OfflineClassifier,
 )
-from context_loader.models import CaseRef, ContextRequest, LoadedContext, ParamStatus
+from context_loader.models import CaseRef, ContextRequest, LoadedContext, ModuleScore, ParamStatus
 from context_loader.module_gaps import ModuleGaps
 from context_loader.module_index import ModuleIndex
 from context_loader.params import ParamLoader, question_product, system_params
@@ -92,7 +92,9 @@ class ContextLoader:
         params: dict[str, JSON] = {**system_params(request, now), **request.params}
         executor = self.executor(request)
         common = self._providers([COMMON_MODULE])
-        identify = asyncio.create_task(self._identify(request, timings))
+        identify = asyncio.create_task(
+            self._given(request) if _given(request) else self._identify(request, timings)
+        )
         common_status = await _timed(
             ParamLoader(common, executor).load(params), timings, "params_common"
         )
@@ -189,6 +191,15 @@ class ContextLoader:
         )
         return (await self.load(previous)).requirements
 
+    async def _given(self, request: ContextRequest) -> tuple[Identification, list[CaseHit]]:
+        """A SubAgent with its parent's plan and tools: the modules of those tools, no
+        cases (nothing to plan; a round that has to replan works from its tools)."""
+        wanted = set(request.tools or [])
+        names = sorted({s.module for s in self.registry.tools.values() if s.name in wanted})
+        names = [n for n in names if n != COMMON_MODULE]
+        scores = [ModuleScore(name=n, score=1.0, selected=True, evidence=["given"]) for n in names]
+        return Identification(scores, "given"), []
+
     async def _identify(
         self, request: ContextRequest, timings: dict[str, float]
     ) -> tuple[Identification, list[CaseHit]]:
@@ -273,3 +284,8 @@ def _case_ref(fit: Fit) -> CaseRef:
         retrieval_rank=fit.rank + 1,
         uncovered=list(fit.uncovered),
     )
+
+
+def _given(request: ContextRequest) -> bool:
+    """A SubAgent whose parent gave its plan and tools."""
+    return bool(request.subagent and request.plan and request.tools)

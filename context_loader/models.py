@@ -42,6 +42,12 @@ class ContextRequest(Strict):
         default_factory=dict, description="parameters already identified (SubAgents)"
     )
     tools: list[str] | None = Field(default=None, description="restrict the tools (SubAgents)")
+    plan: list[dict[str, JSON]] | None = Field(
+        default=None,
+        description="SubAgents: the Action Tree the parent gave, bound to the SubAgent's"
+        " arguments; with ``tools`` the context is taken from them (no module choice, no"
+        " cases) and the first round runs it without a planning call",
+    )
     modules: list[str] | None = Field(
         default=None, description="business modules that may be selected (API key scope)"
     )

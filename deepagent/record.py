@@ -33,7 +33,7 @@ class SubAgentRecord(Strict):
     description: str
     status: str
     duration_ms: float
-    rounds: int
+    rounds: int = Field(description="planner calls it made (0: it ran the plan its parent gave)")
     conclusion: str
     started_ms: float = Field(default=0.0, description="dispatch, relative to the parent run")
     worker: str | None = Field(default=None, description="RQ worker that ran it (None: local)")

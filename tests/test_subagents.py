@@ -25,8 +25,8 @@ async def test_subagent_actions_run_as_sub_runs_and_return_conclusions(
     assert len(drills) == 3 and all(a.status == "ok" for a in drills)
     assert sorted(a.item_index for a in drills) == [0, 1, 2]  # type: ignore[type-var]
     assert len(record.subagents) == 3
-    for sub in record.subagents:
-        assert sub.status == "completed" and sub.rounds >= 1
+    for sub in record.subagents:  # the plan the parent gave, then at most one planner call
+        assert sub.status == "completed" and sub.rounds <= 1
         assert "GMV share" in sub.conclusion and "## Recommendations" not in sub.conclusion
     kinds = [e.type for e in events]
     assert kinds.count("subagent_started") == 3 == kinds.count("subagent_finished")

@@ -121,6 +121,27 @@ class Ask(Strict):
 class SubAgentTask(Strict):
     description: str = Field(min_length=1, description="Task, parameters and module to use.")
     tools: list[str] = Field(default_factory=list, description="Tool names it may use.")
+    plan: list[ActionSpec] = Field(
+        default_factory=list,
+        description="The SubAgent's Action Tree when the parent knows it: the SubAgent runs it"
+        " without a planning call (and plans itself only if an action fails or comes back"
+        ' empty). An argument may read the SubAgent\'s own arguments: {"$arg": "<JMESPath'
+        ' over them>"}.',
+    )
+
+    @model_validator(mode="after")
+    def _check_plan(self) -> SubAgentTask:
+        ids = [a.id for a in self.plan]
+        if len(set(ids)) != len(ids):
+            raise ValueError("a SubAgent's plan repeats an action id")
+        for a in self.plan:
+            if a.kind != "tool":
+                raise ValueError(f"SubAgent plan action {a.id}: a SubAgent does not delegate")
+            if self.tools and a.tool not in self.tools:
+                raise ValueError(f"SubAgent plan action {a.id}: {a.tool} is not in its tools")
+            if unknown := [d for d in a.depends_on if d not in ids]:
+                raise ValueError(f"SubAgent plan action {a.id} reads unknown actions {unknown}")
+        return self
 
 
 def value_refs(value: JSON) -> list[str]:
@@ -167,6 +188,9 @@ class ActionSpec(Strict):
         if self.id in self.depends_on:
             raise ValueError(f"action {self.id} depends on itself")
         return self
+
+
+SubAgentTask.model_rebuild()
 
 
 class CallActions(Strict):

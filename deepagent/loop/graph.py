@@ -48,8 +48,9 @@ from deepagent.loop.state import (
 )
 from deepagent.loop.streaming import action_event, emit
 from deepagent.loop.views import RunView, analysis_input, planner_context
-from deepagent.planning.planner import plan_round
+from deepagent.planning.planner import PlanningResult, plan_round
 from deepagent.subagents.dispatch import SubAgentBackend, missing_results
+from deepagent.subagents.given_plan import given_decision
 from deepagent.summaries.scheduler import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
 from deepagent.tools.offload.workspace import Workspace
@@ -99,8 +100,9 @@ class Nodes:
             emit(event)
         state = merged(state, swapped)
         started = time.perf_counter()
-        context = planner_context(RunView(state), self.deps.loader)
-        result = await plan_round(self.deps.planner, context)
+        result = _given_round(state) or await plan_round(
+            self.deps.planner, planner_context(RunView(state), self.deps.loader)
+        )
         update: dict[str, Any] = {
             **swapped,
             "llm_calls": _add_call(state, "planner", result.calls),
@@ -304,6 +306,12 @@ def _to(route: Route, update: dict[str, Any]) -> Next:
     if isinstance(route, ToHuman):  # the wait for the answer starts now
         return Command(goto="human", update=update | {"asked_at": time.time()})
     return Command(goto="analyze", update=update | (_stopped(route.stop) if route.stop else {}))
+
+
+def _given_round(state: RunState) -> PlanningResult | None:
+    """A SubAgent's first round when its parent gave the plan: no planner call."""
+    decision = given_decision(state.get("request", {}), len(state.get("rounds", [])))
+    return None if decision is None else PlanningResult(decision, None, 0, "")
 
 
 def _add_call(state: RunState, role: str, n: int) -> dict[str, int]:

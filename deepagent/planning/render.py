@@ -32,8 +32,11 @@ MODE_RULES: dict[Mode, str] = {
 }
 SUBAGENT_RULE = (
     'A "subagent" action ({"kind": "subagent", "subagent": {"description": "<task, parameters,'
-    ' module>", "tools": ["..."]}}) delegates a self-contained sub-task to a SubAgent that '
-    "returns only its conclusions."
+    ' module>", "tools": ["..."], "plan": [<ActionSpec>, ...]}}) delegates a self-contained'
+    " sub-task to a SubAgent that returns only its conclusions. When you know how the sub-task"
+    ' is done, give its "plan" (its own Action Tree over its tools; an argument may read the'
+    ' SubAgent\'s arguments with {"$arg": "<JMESPath over them>"}, e.g. {"$arg":'
+    ' "category.id"}): it then runs without a planning call of its own.'
 )
 LITE_RULE = (
     "You work on one delegated sub-task: keep no TodoList (return an empty todo_list) and "

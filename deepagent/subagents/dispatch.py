@@ -28,6 +28,7 @@ from deepagent import events as ev
 from deepagent.core.schema import JSON, SubAgentTask, ToolResult
 from deepagent.record import RunRecord, SubAgentRecord
 from deepagent.requirements.delegated import covered_keys
+from deepagent.subagents.given_plan import bound_plan
 
 if TYPE_CHECKING:
     from deepagent.deps import RunDeps
@@ -77,6 +78,7 @@ def subagent_request(
         source="subagent",
         params=args,
         tools=task.tools or None,
+        plan=bound_plan(task, args) if task.tools else None,
         modules=parent.modules,
         merchants=parent.merchants,
         subagent=True,
@@ -164,7 +166,8 @@ class SubAgentDispatcher(ABC):
             status, conclusion, rounds, queued_ms = "failed", str(outcome), 0, 0.0
         else:
             rec = outcome.record
-            status, conclusion, rounds = rec.status, rec.analysis, rec.planning_rounds
+            status, conclusion = rec.status, rec.analysis
+            rounds = rec.llm_calls.get("planner", 0)  # none when it ran its parent's plan
             queued_ms = outcome.queued_ms
             tokens = {
                 "input": sum(t.input for t in rec.tokens.values()),
