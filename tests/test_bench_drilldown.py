@@ -254,3 +254,19 @@ async def test_deepagents_replays_the_script_over_our_tools() -> None:
         pace=Pace(),
     )
     assert (result.round_trips, result.tool_calls, result.answer) == (3, 3, "the answer")
+
+
+def test_the_ratio_plot_is_an_svg_with_a_bar_per_question_and_series() -> None:
+    from xml.etree import ElementTree
+
+    from eval.bench.ratio_plot import svg
+
+    rows = [{"question": f"q{i} <&>", "ratios": {"tree_wall_s": 0.5 * i,
+             "tree_first_answer_s": 0.4}} for i in (1, 2, 3)]  # fmt: skip
+    root = ElementTree.fromstring(svg({"questions": rows}))
+    ns = "{http://www.w3.org/2000/svg}"
+    bars = [r for r in root.iter(f"{ns}rect") if r.get("height") != "10"]  # not the legend
+    assert len(bars) == 6
+    widths = [float(b.get("width", 0)) for b in bars[::2]]
+    assert widths == sorted(widths) and widths[1] == 2 * widths[0]  # linear in the ratio
+    assert any("q1 <&>" in (t.text or "") for t in root.iter(f"{ns}text"))

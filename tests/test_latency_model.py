@@ -119,3 +119,4 @@ def test_a_compact_decision_parses_back_to_the_same_decision() -> None:
     full = decision.model_dump_json(by_alias=True, exclude_none=True)
     assert approx_tokens(text) < approx_tokens(full)
     assert '"kind"' not in text and '"depends_on":[]' not in text and '"covers"' not in text
+    assert '"depends_on"' not in text  # b's dependency on a is implied by its $ref

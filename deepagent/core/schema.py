@@ -230,8 +230,9 @@ class PlannerDecision(Strict):
 
     def compact_json(self) -> str:
         """The decision as a planner writes it: fields at their defaults left out (empty
-        lists, ``kind: "tool"``, ``answers: false``), the action's type kept; it parses
-        back to the same decision with fewer output tokens."""
+        lists, ``kind: "tool"``, ``answers: false``) and dependencies a ``$ref`` or
+        ``for_each`` already implies, the action's type kept; it parses back to the same
+        decision with fewer output tokens."""
         data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
         for key in ("thought", "todo_list", "covers"):
             if not data.get(key):
@@ -240,6 +241,9 @@ class PlannerDecision(Strict):
         if action.get("answers") is False:
             action.pop("answers")
         for spec in action.get("actions", []):
+            implied = set(value_refs(spec.get("args", {})))
+            implied |= {spec["for_each"]["$ref"]} if spec.get("for_each") else set()
+            spec["depends_on"] = [d for d in spec.get("depends_on", []) if d not in implied]
             for key, default in _ACTION_DEFAULTS.items():
                 if spec.get(key) == default:
                     spec.pop(key)

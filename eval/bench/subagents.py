@@ -53,6 +53,23 @@ TASK = SubAgentTask(
     ),
     tools=["get_price_bands", "get_top_products"],
 )
+PLANNED = TASK.model_copy(
+    update={
+        "plan": SubAgentTask.model_validate(
+            {
+                "description": "-",
+                "plan": [
+                    {"id": "bands", "tool": "get_price_bands",
+                     "args": {"category_id": {"$arg": "category.id"}}},
+                    {"id": "top", "tool": "get_top_products",
+                     "args": {"category_id": {"$arg": "category.id"}, "top_n": 10,
+                              "price_band_id": {"$ref": "bands", "path": "main_band.id"}}},
+                ],
+            }
+        ).plan
+    }
+)  # fmt: skip
+"""The same task with the plan its parent gives (as case mm-14 does): no planning call."""
 
 
 def latency_settings(base: Settings, **update: Any) -> Settings:
@@ -80,11 +97,13 @@ def leaf_categories(data_path: Path, n: int) -> list[dict[str, JSON]]:
     return [{"category": {"id": r[0], "name": r[1]}} for r in rows]
 
 
-async def dispatch(runner: SubAgentDispatcher, tasks: list[dict[str, JSON]]) -> float:
+async def dispatch(
+    runner: SubAgentDispatcher, tasks: list[dict[str, JSON]], task: SubAgentTask = TASK
+) -> float:
     """Run every task as a SubAgent at once; the wall time. Fails loudly on a failed one."""
     started = time.perf_counter()
     results = await asyncio.gather(
-        *(runner.run("drill", TASK, args, index=i) for i, args in enumerate(tasks))
+        *(runner.run("drill", task, args, index=i) for i, args in enumerate(tasks))
     )
     wall = time.perf_counter() - started
     bad = [r.error.message for r in results if r.error is not None]
@@ -100,17 +119,23 @@ async def variants(
     loader: ContextLoader, tasks: list[dict[str, JSON]], repeat: int
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for variant in ("lite", "full"):
+    for name, variant, task in (
+        ("lite", "lite", TASK),
+        ("full", "full", TASK),
+        ("lite_planned", "lite", PLANNED),
+        ("full_planned", "full", PLANNED),
+    ):
         settings = latency_settings(loader.settings, subagent_variant=variant)
         durations: list[float] = []
         rounds: list[int] = []
         for _ in range(repeat):
             runner = local_runner(RunDeps.create(settings, loader))
-            await dispatch(runner, tasks)
+            await dispatch(runner, tasks, task)
             durations += [r.duration_ms / 1000 for r in runner.records]
             rounds += [r.rounds for r in runner.records]
-        out[variant] = {"mean_s": statistics.mean(durations), "rounds": statistics.mean(rounds)}
+        out[name] = {"mean_s": statistics.mean(durations), "rounds": statistics.mean(rounds)}
     out["ratio"] = out["lite"]["mean_s"] / out["full"]["mean_s"]
+    out["planned_ratio"] = out["lite_planned"]["mean_s"] / out["full"]["mean_s"]
     return out
 
 
@@ -169,10 +194,15 @@ def lines(result: dict[str, Any]) -> list[str]:
     walls = result["walls"]
     one = walls["1 worker"]
     cells = [f"{k} {v:.2f} s ({v / one:.2f})" for k, v in walls.items()]
+    v = result["variants"]
+    lp, fp = v.get("lite_planned", lite), v.get("full_planned", full)
     return [
-        f"SubAgent lite {lite['mean_s']:.2f} s ({lite['rounds']:.1f} rounds) vs full"
-        f" {full['mean_s']:.2f} s ({full['rounds']:.1f} rounds):"
-        f" lite/full = {result['variants']['ratio']:.2f}",
+        f"SubAgent lite {lite['mean_s']:.2f} s ({lite['rounds']:.1f} planner calls) vs full"
+        f" {full['mean_s']:.2f} s ({full['rounds']:.1f} planner calls):"
+        f" lite/full = {v['ratio']:.2f}",
+        f"With the plan the parent gives: lite {lp['mean_s']:.2f} s ({lp['rounds']:.1f} planner"
+        f" calls), full {fp['mean_s']:.2f} s ({fp['rounds']:.1f}); lite with the plan / full"
+        f" = {v.get('planned_ratio', 0):.2f}",
         f"{result['n']} SubAgents at once, wall (ratio to 1 worker): " + ", ".join(cells),
         f"(model: {FIRST_TOKEN_MS:.0f} ms base + prompt at {PREFILL_TOKENS_PER_S:,.0f} tokens/s"
         f" + {TOKENS_PER_S:.0f} output tokens/s for planner and analyst, see the latency model;"

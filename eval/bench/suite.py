@@ -26,7 +26,7 @@ from eval.bench import executor_overhead, modes, subagents, summary_modes
 Part = tuple[str, Callable[[], Awaitable[list[str]]]]
 
 
-def parts(loader: ContextLoader, quick: bool) -> list[Part]:
+def parts(loader: ContextLoader, quick: bool, plot: Path | None = None) -> list[Part]:
     async def mode_part() -> list[str]:
         return modes.table(await modes.measure(loader, quick))
 
@@ -53,9 +53,14 @@ def parts(loader: ContextLoader, quick: bool) -> list[Part]:
     async def deepagents_part() -> list[str]:
         if importlib.util.find_spec("deepagents") is None:
             return ["Not run: install the bench extra (`pip install -e '.[dev,bench]'`)."]
-        from eval.bench import deepagents_compare
+        from eval.bench import deepagents_compare, ratio_plot
 
-        return deepagents_compare.lines(await deepagents_compare.compare(quick))
+        result = await deepagents_compare.compare(quick)
+        shown: list[str] = []
+        if plot is not None:
+            await asyncio.to_thread(_write, plot, ratio_plot.svg(result))
+            shown = [f"![tree / deepagents per question]({plot.name})", ""]
+        return shown + deepagents_compare.lines(result)
 
     return [
         ("Planning modes and scheduling efficiency", mode_part),
@@ -66,11 +71,16 @@ def parts(loader: ContextLoader, quick: bool) -> list[Part]:
     ]
 
 
-async def run_all(quick: bool) -> tuple[list[str], float]:
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+async def run_all(quick: bool, plot: Path | None = None) -> tuple[list[str], float]:
     loader = ContextLoader.create(load_settings())
     started = time.perf_counter()
     body: list[str] = []
-    for title, part in parts(loader, quick):
+    for title, part in parts(loader, quick, plot):
         t = time.perf_counter()
         try:
             lines = await part()
@@ -120,14 +130,19 @@ LATENCY_MODEL = [
     f"- decode {subagents.TOKENS_PER_S:.0f} tokens/s: a typical hosted mid-size model;",
     f"- tools {subagents.TOOL_MS:.0f} ms a call.",
     "",
-    "deepagents is charged for everything it sends: its system prompt, the tool schemas of"
-    " the tools our context loaded for the question, and its growing transcript of tool"
-    " results (the same prefix cache applies to it).",
+    "deepagents is charged for everything it sends: its system prompt (empty by default in"
+    " this version), the schemas of every tool its agent binds (the tools our context loaded"
+    " for the question plus its own filesystem and task tools), and its growing transcript"
+    " of tool results (the same prefix cache applies to it). Ours: the analyst writes"
+    " prose and a marker per table; the service renders the tables of collected data and"
+    " quotes SubAgents' conclusions (`analysis/table_blocks.py`), so those are not model"
+    " output; deepagents' answer is the same text written whole by its model.",
 ]
 
 
 def main(quick: bool = False, out: Path | None = Path("docs/benchmarks.md")) -> str:
-    body, wall = asyncio.run(run_all(quick))
+    plot = out.with_name("benchmarks_ratios.svg") if out is not None else None
+    body, wall = asyncio.run(run_all(quick, plot))
     text = document(body, quick, wall, {"data": load_settings().data_path})
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
