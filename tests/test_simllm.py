@@ -347,7 +347,10 @@ async def test_subagent_rounds_share_the_simulated_planner(
     record = await run(agent(loader, {"planner": endpoint(sim)}), question)
     assert record.status == "completed", record.error
     assert len(record.subagents) == 3 and all(s.status == "completed" for s in record.subagents)
-    assert (await stats(admin))["requests"][PLANNER] >= 2 + 3  # parent rounds + each SubAgent
+    sub_calls = sum(s.rounds for s in record.subagents)  # after a given plan found nothing
+    assert sub_calls >= 1  # the test data's sub-categories are no leaves: price bands are empty
+    requests = (await stats(admin))["requests"][PLANNER]
+    assert requests == record.llm_calls["planner"] + sub_calls  # every call went to the sim
 
 
 def test_one_model_serves_runs_in_successive_event_loops(sim: Running) -> None:

@@ -72,6 +72,12 @@ class Settings(BaseSettings):
         " the analysis when every action returned data and nothing asked is missing (no"
         " closing planner call); off: the planner is asked again after every round.",
     )
+    streaming_dispatch: bool = Field(
+        default=True,
+        description="Start a read-only tool call whose inputs are known while the planner's"
+        " decision is still streaming; the executor takes its result when the decision holds"
+        " that call (off: every call waits for the whole decision).",
+    )
     analyst_tables: Literal["service", "model"] = Field(
         default="service",
         description="service: the service renders every table of collected data and the"

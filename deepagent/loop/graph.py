@@ -21,6 +21,7 @@ from deepagent.analysis.stream import AnalysisStream
 from deepagent.core.schema import CallActions, CallHuman, PlannerDecision
 from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
+from deepagent.execution.early_calls import EarlyCalls, EarlyRound
 from deepagent.llm.errors import ModelFailed
 from deepagent.loop import failures
 from deepagent.loop.coverage_step import run_coverage, subagent_tools
@@ -49,7 +50,7 @@ from deepagent.loop.state import (
 from deepagent.loop.streaming import action_event, emit
 from deepagent.loop.views import RunView, analysis_input, planner_context
 from deepagent.planning.planner import PlanningResult, plan_round
-from deepagent.subagents.dispatch import SubAgentBackend, missing_results
+from deepagent.subagents.dispatch import SubAgentBackend, SubAgentDispatcher, missing_results
 from deepagent.subagents.given_plan import given_decision
 from deepagent.summaries.scheduler import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
@@ -71,6 +72,7 @@ class Nodes:
         self.subagents = subagents
         self.summarizer = summarizer
         self.review = ReviewStep(deps, summarizer, allow_subagents=subagents is not None)
+        self.early = EarlyCalls()  # tool calls started while a decision streams
 
     async def load_context(self, state: RunState) -> dict[str, Any]:
         """Load the run's context (modules, tools, skills, cases, parameters, requirements)
@@ -100,8 +102,11 @@ class Nodes:
             emit(event)
         state = merged(state, swapped)
         started = time.perf_counter()
+        early = self._early_calls(state)
         result = _given_round(state) or await plan_round(
-            self.deps.planner, planner_context(RunView(state), self.deps.loader)
+            self.deps.planner,
+            planner_context(RunView(state), self.deps.loader),
+            early.start if early else None,
         )
         update: dict[str, Any] = {
             **swapped,
@@ -110,6 +115,8 @@ class Nodes:
             "tokens": add_tokens(state, "planner", result.input_tokens, result.output_tokens),
         }
         route = after_planning(result.decision, result.error, facts, self.deps.settings)
+        if early is not None:
+            early.keep_for(state["run_id"], isinstance(route, ToExecute))
         decision = result.decision
         if decision is None:
             failed = round_entry(state, "invalid", [], note=result.error or "")
@@ -146,18 +153,11 @@ class Nodes:
         decision, loaded, request = view.decision, view.loaded, view.request
         assert isinstance(decision.action, CallActions)
         started = time.perf_counter()
-        subagents = (
-            None  # a SubAgent cannot delegate
-            if request.subagent or self.subagents is None
-            else self.subagents.dispatcher(
-                request,
-                state["run_id"],
-                round_index=len(state.get("rounds", [])),
-                parent_started=state.get("started", time.time()),
-            )
-        )
+        subagents = self._dispatcher(state, request)
+        executor = self._executor(state, request)
+        executor.prefetched = self.early.take(state["run_id"])
         runner = TreeRunner(
-            self._executor(state, request),
+            executor,
             max_parallel=self.deps.settings.max_parallel_actions,
             max_subagents=self.deps.settings.max_parallel_subagents,
             subagents=subagents,
@@ -168,6 +168,7 @@ class Nodes:
         outcome = await runner.run(
             decision.action.actions, prior=state.get("data", {}), visible_tools=loaded.tools
         )
+        executor.drop_early()  # started while the decision streamed, but not in it
         index = len(state.get("rounds", [])) + 1
         record = round_entry(
             state,
@@ -223,6 +224,7 @@ class Nodes:
         analyst model) with what the run could not cover stated; ends the run."""
         started = time.perf_counter()
         self.summarizer.drop(state["run_id"])  # planning is over: no summary is swapped in
+        self.early.drop(state["run_id"])
         view = RunView(state)
         coverage = run_coverage(state, view.loaded, self.deps.loader.registry)
         inp = analysis_input(view, self.deps.loader, coverage)
@@ -255,6 +257,23 @@ class Nodes:
         ended = failures.planner_failed(state, RunView(state).loaded.language, reason or "")
         timings = with_total(state, update["timings_ms"])
         return Command(goto="__end__", update=update | ended | {"timings_ms": timings})
+
+    def _dispatcher(self, state: RunState, request: ContextRequest) -> SubAgentDispatcher | None:
+        """This round's SubAgent dispatcher (none for a SubAgent: it cannot delegate)."""
+        if request.subagent or self.subagents is None:
+            return None
+        return self.subagents.dispatcher(
+            request,
+            state["run_id"],
+            round_index=len(state.get("rounds", [])),
+            parent_started=state.get("started", time.time()),
+        )
+
+    def _early_calls(self, state: RunState) -> EarlyRound | None:
+        """This round's early calls (streaming dispatch), unless turned off."""
+        if not self.deps.settings.streaming_dispatch:
+            return None
+        return self.early.round(lambda: self._executor(state, RunView(state).request))
 
     def _executor(self, state: RunState, request: ContextRequest) -> ToolExecutor:
         settings = self.deps.settings

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -21,11 +22,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import ValidationError
 
-from deepagent.core.schema import PlannerDecision
+from deepagent.core.schema import ActionSpec, PlannerDecision
 from deepagent.llm.errors import ModelFailure
 from deepagent.llm.pacing import message_tokens
 from deepagent.planning.context import PlannerContext
 from deepagent.planning.render import planner_messages
+from deepagent.planning.stream_watch import ActionWatcher
 from deepagent.planning.todo import filled_todo
 from deepagent.prompts.sections import section
 from deepagent.tools.executor import validation_message
@@ -70,8 +72,12 @@ Planner = BaseChatModel | PlannerPolicy
 """What plans a round: a chat model (offline or an endpoint) or a typed policy."""
 
 
-async def plan_round(model: Planner, ctx: PlannerContext) -> PlanningResult:
-    """One round; a policy is asked directly, a chat model through the prompt."""
+async def plan_round(
+    model: Planner, ctx: PlannerContext, on_ready: Callable[[ActionSpec], None] | None = None
+) -> PlanningResult:
+    """One round; a policy is asked directly, a chat model through the prompt. With
+    ``on_ready`` the model's reply is streamed and each action that can start before the
+    decision is complete is handed to it as soon as it is written (streaming dispatch)."""
     if isinstance(model, PlannerPolicy):
         try:
             decision = await model.decide(ctx)
@@ -85,7 +91,7 @@ async def plan_round(model: Planner, ctx: PlannerContext) -> PlanningResult:
     for attempt in range(1, REASKS + 2):
         tokens_in += message_tokens(messages)
         try:
-            reply = await model.ainvoke(messages)
+            reply = await _reply(model, messages, on_ready)
         except Exception as exc:  # the round fails with the reason; the loop decides the rest
             error = ModelFailure.of("planner", exc).text
             return PlanningResult(None, error, attempt, raw, tokens_in, tokens_out)
@@ -99,6 +105,23 @@ async def plan_round(model: Planner, ctx: PlannerContext) -> PlanningResult:
             messages = [*messages, AIMessage(raw), reask_message(error)]
     error = f"invalid planner output after a retry: {error}"
     return PlanningResult(None, error, REASKS + 1, raw, tokens_in, tokens_out)
+
+
+async def _reply(
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    on_ready: Callable[[ActionSpec], None] | None,
+) -> AIMessage:
+    """The model's reply, streamed through an ``ActionWatcher`` when ``on_ready`` is set."""
+    if on_ready is None:
+        reply = await model.ainvoke(messages)
+        return reply if isinstance(reply, AIMessage) else AIMessage(str(reply.content))
+    watcher, text = ActionWatcher(on_ready), ""
+    async for chunk in model.astream(messages):
+        if isinstance(chunk.content, str) and chunk.content:
+            text += chunk.content
+            watcher.feed(text)
+    return AIMessage(text)
 
 
 def reask_message(error: str) -> HumanMessage:

@@ -44,6 +44,9 @@ class ToolExecutor:
         self.visible = None if visible is None else frozenset(visible)
         self._failed: dict[str, str] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self.prefetched: dict[str, asyncio.Task[ToolResult]] = {}
+        """Calls started before their decision was final (streaming dispatch), by call key:
+        ``call`` awaits such a task instead of running the tool again."""
 
     def remember_failure(self, name: str, args: Mapping[str, JSON], kind: str) -> None:
         """Carry a failure over from an earlier round (a new executor per round forgets)."""
@@ -71,20 +74,18 @@ class ToolExecutor:
             return ToolResult.failure(
                 "refused", f"tool {name!r} (module {spec.module}) is not loaded in this run"
             )
-        parsed = self._validate(spec, args)
-        if isinstance(parsed, ToolResult):
-            return parsed
-        denied = self._merchant_denied(spec, parsed)
-        if denied is not None:
-            return denied
-        key = call_key(name, parsed.model_dump(mode="json"))
+        checked = self._checked(spec, args)
+        if isinstance(checked, ToolResult):
+            return checked
+        parsed, key = checked
         if key in self._failed:
             return ToolResult.failure(
                 "refused",
                 f"{name} already failed with these arguments ({self._failed[key]}); "
                 "do not retry the same call, change the arguments or the approach",
             )
-        result = await self._run(spec, parsed)
+        early = self.prefetched.pop(key, None)
+        result = await (early if early is not None else self._run(spec, parsed))
         if not result.ok and result.error is not None:
             self._failed[key] = result.error.kind
         limit = self.context.settings.offload_chars
@@ -101,6 +102,37 @@ class ToolExecutor:
             except WorkspaceError as exc:
                 result = result.model_copy(update={"plain_text": f"{result.plain_text} ({exc})"})
         return cap_result(result, self.context.settings.max_result_chars)
+
+    def start_early(self, name: str, args: Mapping[str, JSON]) -> str | None:
+        """Start a read-only call now, before its decision is final (streaming dispatch);
+        the call key it is kept under (None: not started: unknown, hidden, invalid, refused,
+        already failed, with side effects, or already started)."""
+        spec = self.registry.get(name)
+        if spec is None or not spec.read_only or (self.visible and name not in self.visible):
+            return None
+        checked = self._checked(spec, args)
+        if isinstance(checked, ToolResult) or checked[1] in self._failed:
+            return None
+        parsed, key = checked
+        if key not in self.prefetched:
+            self.prefetched[key] = asyncio.ensure_future(self._run(spec, parsed))
+        return str(key)
+
+    def drop_early(self) -> None:
+        """Cancel the early calls no action took (the decision changed or failed)."""
+        for task in self.prefetched.values():
+            task.cancel()
+        self.prefetched.clear()
+
+    def _checked(self, spec: ToolSpec, args: Mapping[str, JSON] | str | None) -> Any:
+        """The parsed arguments and the call key, or the refusal."""
+        parsed = self._validate(spec, args)
+        if isinstance(parsed, ToolResult):
+            return parsed
+        denied = self._merchant_denied(spec, parsed)
+        if denied is not None:
+            return denied
+        return parsed, call_key(spec.name, parsed.model_dump(mode="json"))
 
     def _merchant_denied(self, spec: ToolSpec, parsed: Any) -> ToolResult | None:
         """A refusal when the call reads a merchant's private data outside the binding."""

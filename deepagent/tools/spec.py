@@ -56,6 +56,9 @@ class ToolSpec:
     merchant_arg: str | None = None
     """The argument naming a merchant whose private data the tool reads: the executor
     refuses a call for a merchant outside the run's binding."""
+    read_only: bool = True
+    """Only reads: it may start before its decision is final (streaming dispatch). A tool
+    with side effects declares ``read_only=False`` and runs only once its plan is."""
 
     def json_schema(self) -> dict[str, JSON]:
         """The input JSON schema shown to a model (titles dropped to save tokens)."""
@@ -92,6 +95,7 @@ class ToolSpec:
             "description": self.description,
             "timeout_s": self.timeout_s,
             "concurrency_safe": self.concurrency_safe,
+            "read_only": self.read_only,
             "signature": self.signature(),
             "parameters": self.json_schema(),
         }
@@ -106,6 +110,7 @@ def tool(
     timeout_s: float = 10.0,
     concurrency_safe: bool = True,
     merchant_arg: str | None = None,
+    read_only: bool = True,
 ) -> Callable[[ToolFn], ToolSpec]:
     """Declare an async tool ``async def f(args: InputModel, ctx: ToolContext) -> ToolResult``.
 
@@ -138,6 +143,7 @@ def tool(
             timeout_s=timeout_s,
             concurrency_safe=concurrency_safe,
             merchant_arg=merchant_arg,
+            read_only=read_only,
         )
 
     return wrap

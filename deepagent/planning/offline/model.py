@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field, PrivateAttr
 
 from deepagent.llm.pacing import Pace, PrefixCache, approx_tokens
 from deepagent.planning.offline.policy import decide
+
+STREAM_CHARS = 16
+"""Characters a streamed piece of the decision holds (about four tokens)."""
 
 
 class OfflinePlannerModel(BaseChatModel):
@@ -42,9 +47,33 @@ class OfflinePlannerModel(BaseChatModel):
         self, messages: list[BaseMessage], *args: Any, **kwargs: Any
     ) -> ChatResult:
         result = self._generate(messages)
-        tokens = cached = 0
-        if self.pace.prefill_tokens_per_s > 0:  # reading the prompt takes time
-            prompt = "\n".join(str(m.content) for m in messages)
-            tokens, cached = approx_tokens(prompt), self._cache.cached_tokens(prompt)
+        tokens, cached = self._prompt(messages)
         await self.pace.wait_for(result.generations[0].text, tokens, cached)
         return result
+
+    async def _astream(
+        self, messages: list[BaseMessage], *args: Any, **kwargs: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """The decision in pieces of a few tokens, each when an endpoint would send it: the
+        first after the time to first token, every later one after its own tokens (counted
+        on the text so far, so the pieces cost what the whole reply costs)."""
+        text = self._generate(messages).generations[0].text
+        tokens, cached = self._prompt(messages)
+        written = 0
+        for end in range(STREAM_CHARS, len(text) + STREAM_CHARS, STREAM_CHARS):
+            piece = text[end - STREAM_CHARS : end]
+            delay = self.pace.first_s(tokens, cached) if end == STREAM_CHARS else 0.0
+            now = approx_tokens(text[:end])
+            if self.pace.tokens_per_s > 0:
+                delay += (now - written) / self.pace.tokens_per_s
+            written = now
+            if delay > 0:
+                await asyncio.sleep(delay)
+            yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
+
+    def _prompt(self, messages: list[BaseMessage]) -> tuple[int, int]:
+        """The prompt's tokens and its cached prefix (0, 0 when prompts take no time)."""
+        if self.pace.prefill_tokens_per_s <= 0:
+            return 0, 0
+        prompt = "\n".join(str(m.content) for m in messages)
+        return approx_tokens(prompt), self._cache.cached_tokens(prompt)
