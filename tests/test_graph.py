@@ -209,8 +209,8 @@ async def test_the_service_keeps_the_todo_list_the_planner_leaves_to_it(
     question's language."""
     replies: list[str] = []
 
-    async def spy(model: Any, ctx: Any) -> PlanningResult:
-        result = await plan_round(model, ctx)
+    async def spy(model: Any, ctx: Any, *rest: Any) -> PlanningResult:
+        result = await plan_round(model, ctx, *rest)
         replies.append(result.raw)
         return result
 

@@ -29,9 +29,9 @@ class CountingPlanner(OfflinePlannerModel):
 
     calls: int = 0
 
-    async def _agenerate(self, *args: Any, **kw: Any) -> Any:
+    def _generate(self, *args: Any, **kw: Any) -> Any:  # whole or streamed, every call
         self.calls += 1
-        return await super()._agenerate(*args, **kw)
+        return super()._generate(*args, **kw)
 
 
 async def test_a_summary_still_running_when_the_run_ends_is_dropped(

@@ -26,9 +26,9 @@ FOLLOW_UP = "2025年11月女装连衣裙类目下销售额为多少？"
 class RecordingPlanner(OfflinePlannerModel):
     prompts: list[str] = Field(default_factory=list)
 
-    async def _agenerate(self, messages: list[BaseMessage], *a: Any, **k: Any) -> ChatResult:
-        self.prompts.append(str(messages[-1].content))
-        return await super()._agenerate(messages, *a, **k)
+    def _generate(self, messages: list[BaseMessage], *a: Any, **k: Any) -> ChatResult:
+        self.prompts.append(str(messages[-1].content))  # whole or streamed, every call
+        return super()._generate(messages, *a, **k)
 
 
 def new_run(run_id: str, question: str) -> tuple[NewRun, ContextRequest]:

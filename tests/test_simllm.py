@@ -211,6 +211,15 @@ async def test_the_simulated_analyst_writes_table_markers_the_client_renders(
     assert written == local.tokens["analyst"].output < approx_tokens(record.analysis) / 2
 
 
+async def test_an_endpoint_planner_can_stream_its_decisions(
+    sim: Running, loader: ContextLoader, offline: RunRecord
+) -> None:
+    """stream_decisions: the reply arrives as a stream (streaming dispatch); same run."""
+    record = await run(agent(loader, {"planner": endpoint(sim, stream_decisions=True)}))
+    assert record.status == "completed" and record.analysis == offline.analysis
+    assert [r.decision for r in record.rounds] == [r.decision for r in offline.rounds]
+
+
 @pytest.mark.parametrize("kind", ["rate_limit", "server_error"])
 async def test_429_and_500_are_retried_by_the_client_and_the_run_completes(
     kind: str, sim: Running, admin: httpx.AsyncClient, loader: ContextLoader, offline: RunRecord

@@ -75,3 +75,18 @@ async def test_the_analyst_is_charged_for_what_it_wrote_not_for_the_tables() -> 
         charged[mode] = stream.output_tokens
     assert charged["model"] == approx_tokens(offline_analysis(inp))
     assert charged["service"] < charged["model"] - 40
+
+
+async def test_the_offline_analyst_reads_a_repeated_prompt_prefix_from_the_cache() -> None:
+    """Like every other model call of the latency model: the skills lead the analyst's
+    user part, so runs of the same modules share a cached prefix."""
+    from deepagent.llm.pacing import PrefixCache
+
+    inp = _bands().model_copy(update={"skills": ["# Price bands\n" + "Read the bands. " * 400]})
+    other = inp.model_copy(update={"question": "连衣裙哪个价格带卖得最好？"})
+    settings = Settings(offline_prefill_tokens_per_s={"analyst": 1e9})
+    cache = PrefixCache()
+    for each in (inp, other):
+        stream = AnalysisStream(each, None, settings, cache)
+        assert "".join([c async for c in stream.chunks()]) == offline_analysis(each)
+    assert cache.hit_tokens > 1000  # the second prompt shares system and skills

@@ -19,7 +19,7 @@ from deepagent.analysis.offline import marked_analysis, stream_lines
 from deepagent.analysis.prompt import analyst_messages
 from deepagent.analysis.table_blocks import TableBlock, expand, expand_text, table_blocks
 from deepagent.core.settings import Settings
-from deepagent.llm.pacing import Pace, approx_tokens
+from deepagent.llm.pacing import Pace, PrefixCache, approx_tokens
 
 
 @dataclass
@@ -29,17 +29,20 @@ class AnalysisStream:
     inp: AnalysisInput
     analyst: BaseChatModel | None
     settings: Settings
+    cache: PrefixCache | None = None  # the analyst role's prompt cache (latency model)
     tables: dict[str, TableBlock] = field(default_factory=dict)
     written: list[str] = field(default_factory=list)
+    prompt: str = field(default="", init=False)  # the analyst prompt, as a model reads it
 
     def __post_init__(self) -> None:
         if self.settings.analyst_tables == "service":
             self.tables = table_blocks(self.inp)
+        self.prompt = "\n".join(analyst_messages(self.inp, self.tables))
 
     @property
     def prompt_tokens(self) -> int:
         """The analyst prompt's tokens, as a model would read it."""
-        return approx_tokens("\n".join(analyst_messages(self.inp, self.tables)))
+        return approx_tokens(self.prompt)
 
     @property
     def output_tokens(self) -> int:
@@ -61,4 +64,6 @@ class AnalysisStream:
         if not self.tables:  # the templated analyst writes its tables itself
             text = expand_text(text, table_blocks(self.inp))
         pace = Pace.for_role(self.settings, "analyst")
-        return pace.stream(stream_lines(text), self.prompt_tokens)
+        slow = pace.prefill_tokens_per_s > 0 and self.cache is not None
+        cached = self.cache.cached_tokens(self.prompt) if slow and self.cache else 0
+        return pace.stream(stream_lines(text), self.prompt_tokens, cached)

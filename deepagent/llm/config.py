@@ -42,6 +42,12 @@ class ModelConfig(Strict):
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=2, ge=0)
     temperature: float = 0.0
+    stream_decisions: bool = Field(
+        default=False,
+        description="planner: stream the decision so that actions start while it is written"
+        " (streaming dispatch); off by default for endpoints, whose client does not retry a"
+        " stream that stalls after it began",
+    )
 
 
 class ModelConfigError(ValueError):

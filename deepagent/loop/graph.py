@@ -23,6 +23,7 @@ from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
 from deepagent.execution.early_calls import EarlyCalls, EarlyRound
 from deepagent.llm.errors import ModelFailed
+from deepagent.llm.pacing import PrefixCache
 from deepagent.loop import failures
 from deepagent.loop.coverage_step import run_coverage, subagent_tools
 from deepagent.loop.review_step import ReviewStep, removed_by_reviewer
@@ -73,6 +74,7 @@ class Nodes:
         self.summarizer = summarizer
         self.review = ReviewStep(deps, summarizer, allow_subagents=subagents is not None)
         self.early = EarlyCalls()  # tool calls started while a decision streams
+        self.analyst_cache = PrefixCache()  # the offline analyst's prompts, as a provider sees them
 
     async def load_context(self, state: RunState) -> dict[str, Any]:
         """Load the run's context (modules, tools, skills, cases, parameters, requirements)
@@ -228,7 +230,7 @@ class Nodes:
         view = RunView(state)
         coverage = run_coverage(state, view.loaded, self.deps.loader.registry)
         inp = analysis_input(view, self.deps.loader, coverage)
-        analysis = AnalysisStream(inp, self.deps.analyst, self.deps.settings)
+        analysis = AnalysisStream(inp, self.deps.analyst, self.deps.settings, self.analyst_cache)
         calls = dict(state.get("llm_calls", {}))
         if self.deps.analyst is not None:
             calls["analyst"] = calls.get("analyst", 0) + 1
@@ -271,9 +273,17 @@ class Nodes:
 
     def _early_calls(self, state: RunState) -> EarlyRound | None:
         """This round's early calls (streaming dispatch), unless turned off."""
-        if not self.deps.settings.streaming_dispatch:
+        if not (self.deps.settings.streaming_dispatch and self._streams_decisions()):
             return None
         return self.early.round(lambda: self._executor(state, RunView(state).request))
+
+    def _streams_decisions(self) -> bool:
+        """Whether the planner streams its decision: an in-process planner that says so, an
+        endpoint whose configuration asks for it (``stream_decisions``)."""
+        if getattr(self.deps.planner, "streams_decisions", False):
+            return True
+        config = self.deps.settings.models.get("planner")
+        return config is not None and config.kind == "openai" and config.stream_decisions
 
     def _executor(self, state: RunState, request: ContextRequest) -> ToolExecutor:
         settings = self.deps.settings

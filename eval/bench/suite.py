@@ -4,8 +4,9 @@
 Parts (each also runnable alone as ``python -m eval.bench.<part>``): planning modes and
 scheduling efficiency through the model simulator (``modes``), executor overhead
 (``executor_overhead``), summary sync vs async (``summary_modes``), SubAgent lite vs full
-and N SubAgents on 1/2/4 RQ workers (``subagents``), and the ``deepagents`` library on the
-drill-down set (``deepagents_compare``, when the ``bench`` extra is installed).
+and N SubAgents on 1/2/4 RQ workers (``subagents``), streaming dispatch with fast and slow
+tools (``streaming``), and the ``deepagents`` library on the drill-down set
+(``deepagents_compare``, when the ``bench`` extra is installed).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from context_loader.loader import ContextLoader
 from deepagent.core.settings import load_settings
-from eval.bench import executor_overhead, modes, subagents, summary_modes
+from eval.bench import executor_overhead, modes, streaming, subagents, summary_modes
 
 Part = tuple[str, Callable[[], Awaitable[list[str]]]]
 
@@ -50,6 +51,9 @@ def parts(loader: ContextLoader, quick: bool, plot: Path | None = None) -> list[
     async def subagent_part() -> list[str]:
         return subagents.lines(await subagents.measure(loader, quick))
 
+    async def streaming_part() -> list[str]:
+        return streaming.lines(await streaming.measure(loader, quick))
+
     async def deepagents_part() -> list[str]:
         if importlib.util.find_spec("deepagents") is None:
             return ["Not run: install the bench extra (`pip install -e '.[dev,bench]'`)."]
@@ -67,6 +71,7 @@ def parts(loader: ContextLoader, quick: bool, plot: Path | None = None) -> list[
         ("Executor overhead", overhead_part),
         ("Summary: sync vs async", summary_part),
         ("SubAgents: lite vs full, and 1/2/4 workers", subagent_part),
+        ("Streaming dispatch: tools of 40 ms and of 1 s", streaming_part),
         ("Against the deepagents library (drill-down set)", deepagents_part),
     ]
 

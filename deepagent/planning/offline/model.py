@@ -27,6 +27,7 @@ class OfflinePlannerModel(BaseChatModel):
     """
 
     pace: Pace = Field(default_factory=Pace)
+    streams_decisions: bool = True  # in-process: a streamed decision cannot stall
     _cache: PrefixCache = PrivateAttr(default_factory=PrefixCache)
 
     @property
