@@ -11,7 +11,6 @@ efficiency (critical path / wall, ``eval.bench.critical_path``).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -24,12 +23,13 @@ from typing import Any
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
-from deepagent.core.settings import Settings, load_settings
+from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
 from deepagent.llm.config import ModelConfig
 from deepagent.record import RunRecord
 from deepagent.simllm.config import Latency, SimConfig
 from deepagent.simllm.server import serve_in_thread
+from eval.bench._cli import run_part
 from eval.bench.critical_path import critical_path_ms, efficiency
 
 MODES = ("react", "parallel", "tree")
@@ -136,12 +136,7 @@ def table(result: dict[str, Any]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="fewer questions")
-    args = parser.parse_args()
-    loader = ContextLoader.create(load_settings())
-    result = asyncio.run(measure(loader, args.quick))
-    print("\n".join(table(result)))
+    run_part(__doc__, measure, table, "fewer questions")
 
 
 if __name__ == "__main__":

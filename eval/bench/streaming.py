@@ -10,7 +10,6 @@ the gain is at most the first level's tool time, hidden behind the rest of the d
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import time
 import uuid
@@ -19,8 +18,8 @@ from typing import Any
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
-from deepagent.core.settings import load_settings
 from deepagent.deps import RunDeps
+from eval.bench._cli import run_part
 from eval.bench.drilldown import DRILLDOWN
 from eval.bench.subagents import latency_settings
 
@@ -75,11 +74,7 @@ def lines(result: dict[str, Any]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="one question")
-    args = parser.parse_args()
-    loader = ContextLoader.create(load_settings())
-    print("\n".join(lines(asyncio.run(measure(loader, args.quick)))))
+    run_part(__doc__, measure, lines, "one question")
 
 
 if __name__ == "__main__":

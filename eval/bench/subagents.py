@@ -16,7 +16,6 @@ Absolute seconds are for context only; the ratios are the figures.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -32,11 +31,12 @@ from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
 from deepagent.agent import Agent
 from deepagent.core.schema import JSON, SubAgentTask
-from deepagent.core.settings import Settings, load_settings
+from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
 from deepagent.distributed.cluster import RedisServer, WorkerPool, worker_env
 from deepagent.distributed.rq_runner import RQRunner
 from deepagent.subagents.dispatch import SubAgentDispatcher
+from eval.bench._cli import run_part
 
 FIRST_TOKEN_MS = 300.0
 TOKENS_PER_S = 60.0
@@ -211,11 +211,7 @@ def lines(result: dict[str, Any]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="fewer SubAgents, one repetition")
-    args = parser.parse_args()
-    loader = ContextLoader.create(load_settings())
-    print("\n".join(lines(asyncio.run(measure(loader, args.quick)))))
+    run_part(__doc__, measure, lines, "fewer SubAgents, one repetition")
 
 
 if __name__ == "__main__":
