@@ -119,12 +119,9 @@ async def variants(
     loader: ContextLoader, tasks: list[dict[str, JSON]], repeat: int
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name, variant, task in (
-        ("lite", "lite", TASK),
-        ("full", "full", TASK),
-        ("lite_planned", "lite", PLANNED),
-        ("full_planned", "full", PLANNED),
-    ):
+    runs = [("lite", "lite", TASK), ("full", "full", TASK), ("lite_planned", "lite", PLANNED)]
+    runs += [] if repeat < 2 else [("full_planned", "full", PLANNED)]  # not in --quick
+    for name, variant, task in runs:
         settings = latency_settings(loader.settings, subagent_variant=variant)
         durations: list[float] = []
         rounds: list[int] = []
