@@ -266,3 +266,20 @@ def test_ask_json_prints_the_run_record(sample_db: Path, tmp_path: Path, warm_ca
     assert record["status"] == "completed" and record["planning_rounds"] == 1
     assert record["question"] == question and "GMV" in record["analysis"]
     assert (tmp_path / "checkpoints.sqlite").exists()
+
+
+def test_the_command_line_starts_without_the_model_stack() -> None:
+    """`deepagent --help` builds every command (plugins included) without importing
+    langchain, LangGraph, the OpenAI client or the scheduler: a shell waits for it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from deepagent.cli.app import build_app\n"
+        "build_app()\n"
+        "heavy = ('langchain', 'langgraph', 'openai', 'networkx', 'jieba')\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules if m.startswith(heavy)}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
