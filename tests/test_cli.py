@@ -283,3 +283,24 @@ def test_the_command_line_starts_without_the_model_stack() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_ask_says_at_once_on_stderr_that_it_is_working(
+    sample_db: Path, tmp_path: Path, warm_cache: Path
+) -> None:
+    """The first line comes before the model stack and the context load; stdout keeps the
+    answer, and --json prints nothing else."""
+    from deepagent.cli.waiting import TEXT
+
+    env = {
+        "DEEPAGENT_DATA_PATH": str(sample_db),
+        "DEEPAGENT_CACHE_DIR": str(warm_cache),
+        "DEEPAGENT_CHECKPOINT_PATH": str(tmp_path / "checkpoints.sqlite"),
+        "DEEPAGENT_RUNS_DIR": str(tmp_path / "runs"),
+    }
+    question = "2025年12月女装连衣裙类目下销售额为多少？"
+    said = CliRunner().invoke(build_app(), ["ask", question], env=env)
+    assert said.exit_code == 0, said.stderr
+    assert said.stderr.startswith(TEXT) and TEXT not in said.stdout and "来源" in said.stdout
+    quiet = CliRunner().invoke(build_app(), ["ask", question, "--json"], env=env)
+    assert quiet.exit_code == 0 and TEXT not in quiet.stderr + quiet.stdout

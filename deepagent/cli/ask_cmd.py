@@ -16,6 +16,7 @@ from rich.console import Console
 from context_loader.models import ContextRequest, PageContext
 from deepagent.cli.errors import EXIT_FAILED, bad_input
 from deepagent.cli.review_args import HINT, review_answer, review_plan
+from deepagent.cli.waiting import Waiting
 from deepagent.core.settings import Settings, load_settings
 from deepagent.core.vocab import MODES, ReviewPlan
 from deepagent.record import RunRecord
@@ -76,7 +77,9 @@ def ask_command(
 
     try:
         plan = review_plan(review, review_every)
-        status = asyncio.run(_run(settings, _Ask(request, mode, plan, thread, reply), as_json))
+        with Waiting(quiet=as_json) as waiting:
+            ask = _Ask(request, mode, plan, thread, reply)
+            status = asyncio.run(_run(settings, ask, as_json, waiting))
     except RedisUnavailable as exc:  # raised before the run starts: nothing to lose
         bad_input(f"{exc} (unset REDIS_URL to run SubAgents in-process)")
     if status == "failed":
@@ -117,7 +120,7 @@ class _Ask:
     reply: str | dict[str, Any] | None
 
 
-async def _run(settings: Settings, ask: _Ask, as_json: bool) -> str:
+async def _run(settings: Settings, ask: _Ask, as_json: bool, waiting: Waiting) -> str:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from deepagent.agent import Agent
@@ -126,7 +129,7 @@ async def _run(settings: Settings, ask: _Ask, as_json: bool) -> str:
     settings.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
     async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
         agent = Agent(RunDeps.create(settings), saver)
-        view = _Progress(quiet=as_json)
+        view = _Progress(quiet=as_json, waiting=waiting)
         if ask.request is not None:
             record = await agent.run_to_end(
                 ask.request, mode=ask.mode, review_plan=ask.review_plan, on_event=view.show
@@ -166,12 +169,15 @@ async def _checked(agent: Agent, thread: str, reply: str | dict[str, Any]) -> st
 
 
 class _Progress:
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, waiting: Waiting | None = None) -> None:
         self.quiet = quiet
+        self.waiting = waiting
         self.console = Console(stderr=False, highlight=False)
         self.streaming = False
 
     def show(self, event: Any) -> None:
+        if self.waiting is not None:  # the run has started: no more spinner
+            self.waiting.stop()
         if self.quiet:
             return
         c = self.console
