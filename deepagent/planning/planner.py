@@ -120,7 +120,8 @@ async def _reply(
     async for chunk in model.astream(messages):
         if isinstance(chunk.content, str) and chunk.content:
             text += chunk.content
-            watcher.feed(text)
+            if "}" in chunk.content:  # an action can only have closed with a brace
+                watcher.feed(text)
     return AIMessage(text)
 
 
