@@ -92,3 +92,19 @@ async def test_a_given_plan_that_finds_nothing_is_planned_again(
     record = await _run(loader, parent)
     assert record.rounds[0].actions[0].status == "empty"
     assert record.llm_calls.get("planner", 0) >= 1  # it planned after the empty result
+
+
+async def test_a_subagent_does_not_state_what_none_of_its_given_tools_answers(
+    loader: ContextLoader, db: sqlite3.Connection
+) -> None:
+    """ "this leaf category" in the task's words: the SubAgent's tools (bands, top products)
+    do not list leaves, which is its parent's to state; its conclusions carry figures."""
+    leaf, _ = _leaf_and_parent(db)
+    args = {"category": leaf, "month": "2025-12"}
+    request = ContextRequest(question="Drill into this leaf category: its price bands and top "
+                             "products.", source="subagent", params=args, tools=TOOLS,
+                             subagent=True, plan=bound_plan(task(), args))  # fmt: skip
+    agent = Agent(RunDeps(loader.settings, loader, OfflinePlannerModel(), None))
+    record = await agent.run_to_end(request)
+    assert any(c.code == "not_loaded" for c in record.coverage)  # recorded, not stated
+    assert "## Not covered" not in record.analysis and "GMV share" in record.analysis

@@ -20,7 +20,7 @@ from deepagent.loop.coverage_step import arg_hints, tool_hints
 from deepagent.loop.state import RunState, round_view
 from deepagent.planning.context import CaseView, PlannerContext, RoundView, ToolView, Turn
 from deepagent.requirements.bindings import asked_fields, asked_focus
-from deepagent.requirements.model import Coverage
+from deepagent.requirements.model import Coverage, CoverageItem
 from rag_cases.schema import Case
 
 
@@ -118,10 +118,17 @@ def analysis_input(view: RunView, loader: Loader, coverage: Coverage) -> Analysi
         stop_reason=state.get("stop_reason"),
         conversation=[f"{t['role']}: {t['content']}" for t in state.get("conversation", [])],
         subagent=view.lite,
-        coverage=coverage.items,
+        coverage=_stated(coverage.items, view.request.subagent),
         measures=asked_fields(loaded.requirements, loader.registry.vocabulary()),
         focus=asked_focus(loaded.requirements, loader.registry.vocabulary()),
     )
+
+
+def _stated(items: list[CoverageItem], subagent: bool) -> list[CoverageItem]:
+    """The coverage the analysis states. A SubAgent works with the tools its parent gave
+    it: what none of them answers ("this leaf category" of its task's words) is its
+    parent's to state, against the parent's own question, not a gap of the sub-task."""
+    return [i for i in items if not (subagent and i.code == "not_loaded")]
 
 
 def _case_view(case: Case) -> CaseView:
