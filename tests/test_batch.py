@@ -232,7 +232,9 @@ def test_rq_batch_on_two_spawned_workers_resumes_after_ctrl_c(
     src = write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out.jsonl"
     env = rq_env(redis_server, sample_db, loader)
-    slow = worker_env(os.environ, **env, DEEPAGENT_OFFLINE_LATENCY_MS='{"planner": 400}')
+    # each run waits a second for its planner, so the Ctrl-C lands mid-batch even when a
+    # loaded machine delays this test's polling
+    slow = worker_env(os.environ, **env, DEEPAGENT_OFFLINE_LATENCY_MS='{"planner": 1000}')
     cmd = [sys.executable, "-m", "deepagent", "batch", str(src), "--out", str(out), "-q"]
     # interrupted on one worker (cheaper to start), resumed on two
     proc = subprocess.Popen([*cmd, "--workers", "1"], cwd=ROOT, env=slow, stderr=subprocess.PIPE)

@@ -285,22 +285,20 @@ def test_the_command_line_starts_without_the_model_stack() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_ask_says_at_once_on_stderr_that_it_is_working(
-    sample_db: Path, tmp_path: Path, warm_cache: Path
-) -> None:
-    """The first line comes before the model stack and the context load; stdout keeps the
-    answer, and --json prints nothing else."""
-    from deepagent.cli.waiting import TEXT
+def test_ask_says_at_once_on_a_terminal_that_it_is_working() -> None:
+    """A spinner on the terminal's stderr from the start until the run's first event; it is
+    cleared, and nothing is written when stderr is no terminal (a script reads it)."""
+    import io
 
-    env = {
-        "DEEPAGENT_DATA_PATH": str(sample_db),
-        "DEEPAGENT_CACHE_DIR": str(warm_cache),
-        "DEEPAGENT_CHECKPOINT_PATH": str(tmp_path / "checkpoints.sqlite"),
-        "DEEPAGENT_RUNS_DIR": str(tmp_path / "runs"),
-    }
-    question = "2025年12月女装连衣裙类目下销售额为多少？"
-    said = CliRunner().invoke(build_app(), ["ask", question], env=env)
-    assert said.exit_code == 0, said.stderr
-    assert said.stderr.startswith(TEXT) and TEXT not in said.stdout and "来源" in said.stdout
-    quiet = CliRunner().invoke(build_app(), ["ask", question, "--json"], env=env)
-    assert quiet.exit_code == 0 and TEXT not in quiet.stderr + quiet.stdout
+    from rich.console import Console
+
+    from deepagent.cli.waiting import TEXT, Waiting
+
+    screen = io.StringIO()
+    with Waiting(quiet=False, console=Console(file=screen, force_terminal=True)) as waiting:
+        assert waiting.status is not None
+    assert TEXT in screen.getvalue() and waiting.status is None
+    pipe = io.StringIO()
+    with Waiting(quiet=False, console=Console(file=pipe)) as waiting:
+        assert waiting.status is None
+    assert pipe.getvalue() == ""
