@@ -232,9 +232,13 @@ def test_rq_batch_on_two_spawned_workers_resumes_after_ctrl_c(
     src = write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out.jsonl"
     env = rq_env(redis_server, sample_db, loader)
-    # each run waits a second for its planner, so the Ctrl-C lands mid-batch even when a
-    # loaded machine delays this test's polling
-    slow = worker_env(os.environ, **env, DEEPAGENT_OFFLINE_LATENCY_MS='{"planner": 1000}')
+    # the last two questions' tools take seconds, so the Ctrl-C lands mid-batch even when a
+    # loaded machine delays this test's polling of the output file
+    late = '{"list_my_new_products": 6000, "get_review_summary": 6000}'
+    slow = worker_env(
+        os.environ, **env, DEEPAGENT_OFFLINE_LATENCY_MS='{"planner": 400}',
+        DEEPAGENT_TOOL_LATENCY_MS=late,
+    )  # fmt: skip
     cmd = [sys.executable, "-m", "deepagent", "batch", str(src), "--out", str(out), "-q"]
     # interrupted on one worker (cheaper to start), resumed on two
     proc = subprocess.Popen([*cmd, "--workers", "1"], cwd=ROOT, env=slow, stderr=subprocess.PIPE)
