@@ -93,7 +93,7 @@ class ContextLoader:
         executor = self.executor(request)
         common = self._providers([COMMON_MODULE])
         identify = asyncio.create_task(
-            self._given(request) if _given(request) else self._identify(request, timings)
+            self._of_tools(request) if _plan_given(request) else self._identify(request, timings)
         )
         common_status = await _timed(
             ParamLoader(common, executor).load(params), timings, "params_common"
@@ -155,8 +155,11 @@ class ContextLoader:
         request names its tools (a SubAgent's sub-task), else every business module."""
         if request.tools is None:
             return business
-        given = {self.registry.tools[t].module for t in tools if t in self.registry.tools}
+        given = self._modules_of(tools)
         return [m for m in business if m in given]
+
+    def _modules_of(self, tools: list[str]) -> set[str]:
+        return {self.registry.tools[t].module for t in tools if t in self.registry.tools}
 
     def _tools(self, business: list[str], request: ContextRequest) -> list[str]:
         tools = [spec.name for spec in self.registry.tools_for(business)]
@@ -191,12 +194,10 @@ class ContextLoader:
         )
         return (await self.load(previous)).requirements
 
-    async def _given(self, request: ContextRequest) -> tuple[Identification, list[CaseHit]]:
+    async def _of_tools(self, request: ContextRequest) -> tuple[Identification, list[CaseHit]]:
         """A SubAgent with its parent's plan and tools: the modules of those tools, no
         cases (nothing to plan; a round that has to replan works from its tools)."""
-        wanted = set(request.tools or [])
-        names = sorted({s.module for s in self.registry.tools.values() if s.name in wanted})
-        names = [n for n in names if n != COMMON_MODULE]
+        names = sorted(self._modules_of(request.tools or []) - {COMMON_MODULE})
         scores = [ModuleScore(name=n, score=1.0, selected=True, evidence=["given"]) for n in names]
         return Identification(scores, "given"), []
 
@@ -286,6 +287,6 @@ def _case_ref(fit: Fit) -> CaseRef:
     )
 
 
-def _given(request: ContextRequest) -> bool:
+def _plan_given(request: ContextRequest) -> bool:
     """A SubAgent whose parent gave its plan and tools."""
     return bool(request.subagent and request.plan and request.tools)

@@ -217,9 +217,13 @@ def test_figures_ratios_and_table() -> None:
 
 
 def test_the_limit_and_the_tuned_and_held_out_means() -> None:
-    """The limit is one planner call + the run's tool chains + one analysis call."""
-    timings = {"context": 500.0, "planning": 3000.0, "execution": 400.0, "analysis": 2000.0}
-    assert limit_s(timings, planning_calls=2) == pytest.approx(1.5 + 0.4 + 2.0)
+    """The limit is one planner call + the run's longest tool chains + one analysis call."""
+    timings = {"context": 500.0, "planning": 3000.0, "execution": 900.0, "analysis": 2000.0}
+    took = {"a": 300.0, "b": 200.0, "c": 400.0}  # a -> b (500 ms), c beside them (400 ms)
+    chain = [act("a"), act("b", deps=("a",)), act("c")]
+    chain = [a.model_copy(update={"duration_ms": took[a.id]}) for a in chain]
+    record = run(chain, timings_ms=timings, llm_calls={"planner": 2})
+    assert limit_s(record) == pytest.approx(1.5 + 0.5 + 2.0)
     fast = {"deepagents": {"wall_s": 4.0}, "tree": {"wall_s": 2.0}, "react": {"wall_s": 4.0}}
     slow = {"deepagents": {"wall_s": 2.0}, "tree": {"wall_s": 4.0}, "react": {"wall_s": 2.0}}
     rows: list[dict[str, Any]] = [{**fast, "limit_s": 1.6}, {**slow, "limit_s": 4.0}]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from deepagent.analysis import AnalysisInput, CollectedResult, offline_analysis
-from deepagent.analysis.offline import marked_analysis
+from deepagent.analysis.offline import marked_report
 from deepagent.analysis.prompt import analyst_messages
 from deepagent.analysis.stream import AnalysisStream
 from deepagent.analysis.table_blocks import TableBlock, expand, expand_text, table_blocks
@@ -50,8 +50,8 @@ async def test_text_streams_on_and_only_whole_marker_lines_are_replaced() -> Non
 
 def test_the_templated_analyst_writes_markers_and_the_reader_gets_the_tables() -> None:
     inp = _bands()
-    blocks = table_blocks(inp)
-    written = marked_analysis(inp)
+    written, blocks = marked_report(inp)
+    assert blocks == table_blocks(inp)  # what the service lists for a model
     assert list(blocks) == ["T1"] and "[[table T1]]" in written and "|:---" not in written
     reader = expand_text(written, blocks)
     assert reader == offline_analysis(inp) and "| ¥100-200 |" in reader

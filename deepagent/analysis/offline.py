@@ -20,12 +20,7 @@ from deepagent.analysis.focus import focused
 from deepagent.analysis.inputs import AnalysisInput, Section, build_sections, pick
 from deepagent.analysis.lookup import lookup_answer
 from deepagent.analysis.phrases import in_language, say, source_line
-from deepagent.analysis.table_blocks import (
-    TableBlock,
-    expand_text,
-    number_tables,
-    table_blocks,
-)
+from deepagent.analysis.table_blocks import TableBlock, expand_text, number_tables
 from deepagent.analysis.tables import subject
 from deepagent.core.question import about_itself
 from deepagent.requirements.statement import OUTSIDE, statement_lines
@@ -63,10 +58,12 @@ def process_lines(sec: Section, ins: Insight, n: int, blocks: list[TableBlock]) 
     return lines
 
 
-def report_lines(inp: AnalysisInput) -> list[str]:
-    """The whole report as the analyst writes it, line by line: tables as markers."""
-    inp = focused(inp)
-    lang, sections, notes = inp.language, build_sections(inp), data_notes(inp)
+def report_lines(
+    inp: AnalysisInput, sections: list[Section], tables: list[list[TableBlock]]
+) -> list[str]:
+    """The whole report as the analyst writes it, line by line: tables as markers
+    (``inp`` focused, its ``sections`` and their ``tables``)."""
+    lang, notes = inp.language, data_notes(inp)
     lines = [say(lang, "stopped", why=inp.stop_reason), ""] if inp.stop_reason else []
     lines += statement_lines(inp.coverage, lang)
     if not sections:
@@ -86,7 +83,6 @@ def report_lines(inp: AnalysisInput) -> list[str]:
         everything = [r for s in sections for r in s.results]
         return [*lines, source_line(everything, lang), *(["", *notes] if notes else [])]
     lines += [say(lang, "h_process"), ""]
-    tables = number_tables(sections)
     for n, ((sec, ins), blocks) in enumerate(zip(pairs, tables, strict=True), 1):
         lines += process_lines(sec, ins, n, blocks)
     lines += [say(lang, "h_notes"), "", *notes, ""] if notes else []
@@ -96,10 +92,15 @@ def report_lines(inp: AnalysisInput) -> list[str]:
     return [*lines, say(lang, "h_recs"), "", *(f"- {r}" for r in recs)]
 
 
-def marked_analysis(inp: AnalysisInput) -> str:
-    """The report as the templated analyst writes it: each table a ``[[table Tn]]`` marker
-    of ``table_blocks(inp)``."""
-    return "\n".join(report_lines(inp)).rstrip() + "\n"
+def marked_report(inp: AnalysisInput) -> tuple[str, dict[str, TableBlock]]:
+    """The report as the templated analyst writes it, each table a ``[[table Tn]]``
+    marker, and the tables the service renders for those markers (the same as
+    ``table_blocks(inp)``), from one pass over the data."""
+    inp = focused(inp)
+    sections = build_sections(inp)
+    tables = [] if inp.subagent else number_tables(sections)
+    text = "\n".join(report_lines(inp, sections, tables)).rstrip() + "\n"
+    return text, {b.id: b for blocks in tables for b in blocks}
 
 
 async def stream_lines(text: str) -> AsyncIterator[str]:
@@ -118,4 +119,4 @@ async def stream_offline_analysis(inp: AnalysisInput) -> AsyncIterator[str]:
 
 def offline_analysis(inp: AnalysisInput) -> str:
     """The whole report at once (the same text as the stream), tables rendered."""
-    return expand_text(marked_analysis(inp), table_blocks(inp))
+    return expand_text(*marked_report(inp))

@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 
 from deepagent.analysis.inputs import AnalysisInput
 from deepagent.analysis.llm import stream_llm_analysis
-from deepagent.analysis.offline import marked_analysis, stream_lines
+from deepagent.analysis.offline import marked_report, stream_lines
 from deepagent.analysis.prompt import analyst_messages
 from deepagent.analysis.table_blocks import TableBlock, expand, expand_text, table_blocks
 from deepagent.core.settings import Settings
@@ -33,10 +33,16 @@ class AnalysisStream:
     tables: dict[str, TableBlock] = field(default_factory=dict)
     written: list[str] = field(default_factory=list)
     prompt: str = field(default="", init=False)  # the analyst prompt, as a model reads it
+    report: str = field(default="", init=False)  # the templated analyst's text (offline)
 
     def __post_init__(self) -> None:
-        if self.settings.analyst_tables == "service":
-            self.tables = table_blocks(self.inp)
+        service = self.settings.analyst_tables == "service"
+        if self.analyst is None:  # the report and its tables come from one pass
+            self.report, blocks = marked_report(self.inp)
+            self.report = self.report if service else expand_text(self.report, blocks)
+        else:
+            blocks = table_blocks(self.inp) if service else {}
+        self.tables = blocks if service else {}
         self.prompt = "\n".join(analyst_messages(self.inp, self.tables))
 
     @property
@@ -60,10 +66,7 @@ class AnalysisStream:
     def _analyst(self) -> AsyncIterator[str]:
         if self.analyst is not None:
             return stream_llm_analysis(self.analyst, self.inp, self.tables)
-        text = marked_analysis(self.inp)
-        if not self.tables:  # the templated analyst writes its tables itself
-            text = expand_text(text, table_blocks(self.inp))
         pace = Pace.for_role(self.settings, "analyst")
         slow = pace.prefill_tokens_per_s > 0 and self.cache is not None
         cached = self.cache.cached_tokens(self.prompt) if slow and self.cache else 0
-        return pace.stream(stream_lines(text), self.prompt_tokens, cached)
+        return pace.stream(stream_lines(self.report), self.prompt_tokens, cached)

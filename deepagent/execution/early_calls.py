@@ -49,15 +49,13 @@ class EarlyRound:
         self.calls = calls
         self.make_executor = make_executor
         self.executor: ToolExecutor | None = None
-        self.started: list[str] = []  # ids of the actions started early
 
     def start(self, spec: ActionSpec) -> None:
         if spec.tool is None:
             return
         if self.executor is None:
             self.executor = self.make_executor()
-        if self.executor.start_early(spec.tool, spec.args) is not None:
-            self.started.append(spec.id)
+        self.executor.start_early(spec.tool, spec.args)
 
     def keep_for(self, run_id: str, executes: bool) -> None:
         """Keep the calls for the run's execute step, or drop them."""

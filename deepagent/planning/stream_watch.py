@@ -18,14 +18,13 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import from_json
 
-from deepagent.core.schema import ActionSpec, value_refs
+from deepagent.core.schema import ActionSpec
 
 
 class ActionWatcher:
     def __init__(self, on_ready: Callable[[ActionSpec], None]) -> None:
         self.on_ready = on_ready
         self.seen = 0  # complete actions already looked at
-        self.ready: list[str] = []  # ids handed over, in order
 
     def feed(self, text: str) -> None:
         """Look at the decision written so far."""
@@ -34,7 +33,6 @@ class ActionWatcher:
         for raw in actions[self.seen : upto]:
             spec = _spec(raw)
             if spec is not None and _ready(spec):
-                self.ready.append(spec.id)
                 self.on_ready(spec)
         self.seen = max(self.seen, upto)
 
@@ -65,10 +63,6 @@ def _spec(raw: Any) -> ActionSpec | None:
 
 
 def _ready(spec: ActionSpec) -> bool:
-    return (
-        spec.kind == "tool"
-        and not spec.depends_on
-        and spec.for_each is None
-        and not value_refs(spec.args)
-        and "$item" not in str(spec.args)
-    )
+    """Its inputs are all written: no dependency (``$ref``/``$ask`` imply one), no fan-out.
+    Anything else the arguments hold is checked when the call starts (``start_early``)."""
+    return spec.kind == "tool" and not spec.depends_on and spec.for_each is None

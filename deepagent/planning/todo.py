@@ -62,7 +62,7 @@ def requirement_todo(
 ) -> list[TodoItem]:
     """The TodoList for ``requirements`` (empty when there are none to quote)."""
     zh = language == "zh"
-    items = [r for kind in _ORDER for r in requirements if r.get("kind") == kind]
+    items = _quoted(requirements)
     if not items:
         return []
     who = _subjects(requirements, zh)
@@ -76,6 +76,16 @@ def requirement_todo(
         out.append((text, done))
     out.append((_pick(_STEPS["summary"], zh), final))
     return _statuses(out)
+
+
+def gives_todo(requirements: list[dict[str, Any]]) -> bool:
+    """Whether the requirements make a TodoList (the service fills it in for a planner)."""
+    return bool(_quoted(requirements))
+
+
+def _quoted(requirements: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The requirements a TodoList quotes, in the order an analyst works in."""
+    return [r for kind in _ORDER for r in requirements if r.get("kind") == kind]
 
 
 def _step(req: dict[str, Any], who: str, when: str, zh: bool) -> str:

@@ -27,9 +27,9 @@ from jmespath.exceptions import JMESPathError
 from langchain_core.messages import BaseMessage
 
 from context_loader.identify import read_classifier_prompt
-from deepagent.analysis.offline import marked_analysis, offline_analysis
+from deepagent.analysis.offline import marked_report
 from deepagent.analysis.prompt import read_analyst_prompt
-from deepagent.analysis.table_blocks import listing, table_blocks
+from deepagent.analysis.table_blocks import expand_text, listing
 from deepagent.execution.ask import read_binder_prompt
 from deepagent.planning.offline.policy import decide
 from deepagent.prompts.sections import sections
@@ -81,10 +81,9 @@ def analyse(messages: Messages) -> str:
     """The templated report; tables as markers when the prompt lists exactly the tables
     this analyst would make (the client renders them), else written out."""
     user = user_text(messages, "<collected_data>")
-    inp = read_analyst_prompt(user)
+    text, tables = marked_report(read_analyst_prompt(user))
     listed = sections(user).get("tables", "").strip()
-    tables = table_blocks(inp)
-    return marked_analysis(inp) if tables and listed == listing(tables) else offline_analysis(inp)
+    return text if tables and listed == listing(tables) else expand_text(text, tables)
 
 
 def analyse_invalid(messages: Messages) -> str:

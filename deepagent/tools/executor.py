@@ -105,8 +105,8 @@ class ToolExecutor:
 
     def start_early(self, name: str, args: Mapping[str, JSON]) -> str | None:
         """Start a read-only call now, before its decision is final (streaming dispatch);
-        the call key it is kept under (None: not started: unknown, hidden, invalid, refused,
-        already failed, with side effects, or already started)."""
+        the call key it is kept under, once however often it is asked for (None: not
+        started: unknown, hidden, invalid, refused, already failed, or with side effects)."""
         spec = self.registry.get(name)
         if spec is None or not spec.read_only or (self.visible and name not in self.visible):
             return None
@@ -116,7 +116,7 @@ class ToolExecutor:
         parsed, key = checked
         if key not in self.prefetched:
             self.prefetched[key] = asyncio.ensure_future(self._run(spec, parsed))
-        return str(key)
+        return key
 
     def drop_early(self) -> None:
         """Cancel the early calls no action took (the decision changed or failed)."""
@@ -124,7 +124,9 @@ class ToolExecutor:
             task.cancel()
         self.prefetched.clear()
 
-    def _checked(self, spec: ToolSpec, args: Mapping[str, JSON] | str | None) -> Any:
+    def _checked(
+        self, spec: ToolSpec, args: Mapping[str, JSON] | str | None
+    ) -> tuple[Any, str] | ToolResult:
         """The parsed arguments and the call key, or the refusal."""
         parsed = self._validate(spec, args)
         if isinstance(parsed, ToolResult):

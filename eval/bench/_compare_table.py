@@ -6,6 +6,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from deepagent.record import RunRecord
+from eval.bench.critical_path import round_critical_ms
+
 SYSTEMS = ("deepagents", "tree", "react")
 
 
@@ -67,12 +70,14 @@ def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in positive) / len(positive)) if positive else 0.0
 
 
-def limit_s(timings_ms: dict[str, float], planning_calls: int) -> float:
-    """A run's limit: one planner call, the tool chains it ran (its execution time) and one
-    analysis call, from the run's measured durations (context loading and any further
-    planner call are what the run spent beyond it)."""
-    one_call = timings_ms.get("planning", 0.0) / max(planning_calls, 1)
-    return (one_call + timings_ms.get("execution", 0.0) + timings_ms.get("analysis", 0.0)) / 1000
+def limit_s(record: RunRecord) -> float:
+    """A run's limit: one planner call, its longest tool chains (each round's, by measured
+    action durations: ``critical_path``) and one analysis call; context loading, further
+    planner calls and the executor's own time are what the run spent beyond it."""
+    timings, calls = record.timings_ms, record.llm_calls.get("planner", 0)
+    one_call = timings.get("planning", 0.0) / max(calls, 1)
+    chains = sum(round_critical_ms(r.actions) for r in record.rounds)
+    return (one_call + chains + timings.get("analysis", 0.0)) / 1000
 
 
 def geomeans(rows: list[dict[str, Any]]) -> dict[str, float]:

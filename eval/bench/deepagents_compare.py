@@ -106,7 +106,7 @@ async def one_question(bench: Bench, question: str, repeat: int) -> dict[str, An
             )
     row = {name: f.as_dict() for name, f in figures.items()}
     return {
-        "limit_s": limit_s(tree.record.timings_ms, tree.record.llm_calls.get("planner", 0)),
+        "limit_s": limit_s(tree.record),
         "question": question,
         "levels": len(levels),
         "case": followed_case(trace.record),

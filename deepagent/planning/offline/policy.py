@@ -35,7 +35,7 @@ from deepagent.planning.offline.situation import (
     missing_params,
     read_situation,
 )
-from deepagent.planning.todo import requirement_todo
+from deepagent.planning.todo import gives_todo, requirement_todo
 
 # --- the policy ----------------------------------------------------------------------
 
@@ -181,11 +181,11 @@ def _todo(
 ) -> list[TodoItem]:
     """The TodoList to write: none where the requirements give it (the service fills it
     in, ``planning.todo``) unless ``written``; else the case's steps."""
-    if sit.lite:
+    if sit.lite or (gives_todo(sit.requirements) and not written):
         return []
     quoted = requirement_todo(sit.requirements, sit.coverage, sit.language, final)
     if quoted:
-        return quoted if written else []
+        return quoted
     steps = list(case.get("approach", []))
     if not steps or detect_language(" ".join(steps)) != sit.language:
         steps = [sit.question]  # never the case's steps in another language
