@@ -18,9 +18,9 @@ from deepagent.testing import offline_agent
 from deepagent.tools.offload import workspace
 from tests.questions import SKINCARE
 
-DRILL = (
-    "For the three fastest-growing womenswear categories, "
-    "dig into each one's price bands and best-selling products."
+DRILL = (  # sub-categories that are not leaves: the SubAgents replan after their given plan
+    "Which three sub-categories of men's wear grew fastest year over year? "
+    "For each, have a helper look into its price bands and top products."
 )
 
 

@@ -268,3 +268,29 @@ def test_the_most_buyers_ranks_and_best_selling_takes_no_measure_of_its_clause(
     assert chosen(req) == [("top", None, "buyers")]  # "most buyers say ..." does not rank
     req = extract(extractor, "护手霜卖的最好的几款都是什么价格", (HAND_CREAM, "护手霜"))
     assert chosen(req) == [("top", None, None)]  # the price is asked of them, not ranked by
+
+
+@pytest.mark.parametrize(
+    ("question", "level"),
+    [
+        ("身体护理里增长最快的3个类目，各自的价格带是什么样的？", "leaves"),
+        (
+            "Rank the three fastest-growing body care categories and show each one's price bands",
+            "leaves",
+        ),
+        ("身体护理里增长最快的3个类目是哪些？", "subcategories"),
+        (
+            "Which three sub-categories of body care grew fastest, and their price bands?",
+            "subcategories",
+        ),
+    ],
+)
+def test_a_ranking_of_categories_asked_for_price_bands_ranks_leaves(
+    extractor: OfflineExtractor, question: str, level: str
+) -> None:
+    """Price bands exist on leaf categories only: ranked "categories" whose price bands are
+    asked for are leaves, unless the question names the level ("sub-categories")."""
+    text = "身体护理" if "身体" in question else "body care"
+    req = extract(extractor, question, (BODY, text))
+    levels = {a.aspect for a in req.items if isinstance(a, AspectReq)} & {"leaves", "subcategories"}
+    assert levels == {level}

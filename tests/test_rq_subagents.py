@@ -36,7 +36,8 @@ def new_pool(
         DEEPAGENT_CACHE_DIR=str(loader.settings.cache_dir),
         REDIS_URL=redis.url,
         DEEPAGENT_SUBAGENT_QUEUE=queue,
-        DEEPAGENT_OFFLINE_LATENCY_MS=f'{{"planner": {latency_ms}}}',
+        # a SubAgent given its parent's plan makes no planner call: its analyst waits too
+        DEEPAGENT_OFFLINE_LATENCY_MS=f'{{"planner": {latency_ms}, "analyst": {latency_ms}}}',
     )
     return WorkerPool(redis.url, queue, env)
 

@@ -25,9 +25,12 @@ async def test_subagent_actions_run_as_sub_runs_and_return_conclusions(
     assert len(drills) == 3 and all(a.status == "ok" for a in drills)
     assert sorted(a.item_index for a in drills) == [0, 1, 2]  # type: ignore[type-var]
     assert len(record.subagents) == 3
-    for sub in record.subagents:  # the plan the parent gave, then at most one planner call
-        assert sub.status == "completed" and sub.rounds <= 1
-        assert "GMV share" in sub.conclusion and "## Recommendations" not in sub.conclusion
+    for sub in record.subagents:  # each ran the plan the parent gave: no planner call
+        assert sub.status == "completed" and sub.rounds == 0
+        assert "Main price band" in sub.conclusion and "## Recommendations" not in sub.conclusion
+    # price bands exist on leaves only: "categories" drilled into for their bands are leaves
+    assert record.rounds[0].actions[0].args["leaf_only"] is True
+    assert record.coverage_complete and record.planning_rounds == 1
     kinds = [e.type for e in events]
     assert kinds.count("subagent_started") == 3 == kinds.count("subagent_finished")
     assert "SubAgent conclusions" in record.analysis
@@ -79,3 +82,21 @@ async def test_the_main_band_each_subagent_chose_covers_the_parents_ask(
     band = next(c for c in record.coverage if c.text == "main price band")
     assert band.status == "covered" and band.action_ids and band.action_ids[0].endswith("drill")
     assert record.planning_rounds == 1
+
+
+async def test_subagents_whose_calls_came_back_empty_do_not_cover_the_parents_ask(
+    loader: ContextLoader,
+) -> None:
+    """Sub-categories that are not leaves have no price bands: each SubAgent's calls come
+    back empty, and the parent says price bands are not covered (it did say covered, from
+    the tools the SubAgents were allowed)."""
+    question = (
+        "Which three sub-categories of men's wear grew fastest year over year? "
+        "For each, have a helper look into its price bands and top products."
+    )
+    agent = Agent(RunDeps(loader.settings, loader, OfflinePlannerModel(), None))
+    record = await agent.run_to_end(ContextRequest(question=question))
+    assert record.status == "completed" and len(record.subagents) == 3
+    bands = next(c for c in record.coverage if c.text == "price bands")
+    assert bands.status == "missing" and not record.coverage_complete
+    assert "price bands" in record.analysis.split("## Not covered")[-1]

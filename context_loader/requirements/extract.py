@@ -246,6 +246,8 @@ def _aspects(found: list[Found], so_far: list[Requirement], text: str) -> list[R
     for target, aspect in _RANKED_ASPECT.items():  # ranking a category's children, terms
         ranking = [s for s in so_far if isinstance(s, SelectionReq) and s.target == target]
         if ranking and aspect not in names and not names & _RANKED_NARROWER:
+            if target == "category" and any(t.of_leaves for _r, t, _x, _p in found):
+                aspect = "leaves"  # "each one's price bands": bands exist on leaves only
             rid = f"a{len(found) + len(out) + 1}"
             out.append(AspectReq(id=rid, text=ranking[0].text, aspect=aspect))
     return out

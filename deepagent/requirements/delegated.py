@@ -13,6 +13,7 @@ the parent checks them on the arguments it passed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from deepagent.requirements.evidence import Evidence
 from deepagent.requirements.model import (
@@ -23,6 +24,9 @@ from deepagent.requirements.model import (
     Requirements,
     SelectionReq,
 )
+
+if TYPE_CHECKING:
+    from deepagent.record import RunRecord
 
 
 def key_of(req: Requirement) -> str | None:
@@ -41,6 +45,15 @@ def covered_keys(requirements: Requirements | None, coverage: Sequence[CoverageI
     done = {c.requirement for c in coverage if c.status == "covered"}
     items = requirements.items if requirements else []
     return sorted({k for r in items if r.id in done and (k := key_of(r))})
+
+
+def answered_tools(record: RunRecord) -> list[str]:
+    """The tools whose calls brought data back in a (SubAgent's) run: the parent counts
+    a SubAgent as having used these, not every tool it was allowed (a SubAgent whose
+    price-band calls all came back empty did not answer "price bands")."""
+    return sorted(
+        {a.tool for r in record.rounds for a in r.actions if a.tool and a.status == "ok"}
+    )
 
 
 def _matches(wanted: str, got: str) -> bool:

@@ -142,7 +142,18 @@ def evidence_from(
                 args=validate(tool, args) if is_tool else args,  # type: ignore[arg-type]
                 ok=c.get("status") == "ok",
                 data=c.get("data"),
-                tools=tuple((subagent_tools or {}).get(str(c["action_id"]), [])),
+                tools=_subagent_used(c, subagent_tools or {}),
             )
         )
     return out
+
+
+def _subagent_used(entry: dict[str, JSON], declared: dict[str, list[str]]) -> tuple[str, ...]:
+    """The tools a SubAgent's entry counts as used: those whose calls brought data back in
+    its run (``answered`` in its result), else (an older result) the tools it was allowed."""
+    data = entry.get("data")
+    answered = data.get("answered") if isinstance(data, dict) else None
+    if isinstance(answered, list):
+        return tuple(str(t) for t in answered)
+    return tuple(declared.get(str(entry["action_id"]), []))
+

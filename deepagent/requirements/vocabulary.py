@@ -37,6 +37,11 @@ class Term(Strict):
         description="aspects: the broader aspect this one is a part of (leaf categories are"
         " sub-categories): asking for it asks for the broader one, at its level",
     )
+    of_leaves: bool = Field(
+        default=False,
+        description="aspects: exists on leaf categories only (price bands): a ranking of"
+        " categories asked for it ranks leaves where the question names no level",
+    )
     narrows: bool = Field(
         default=False,
         description="aspects: its tools answer a subset only (new launches, not every"

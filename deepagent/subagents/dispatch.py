@@ -27,7 +27,7 @@ from context_loader.models import ContextRequest
 from deepagent import events as ev
 from deepagent.core.schema import JSON, SubAgentTask, ToolResult
 from deepagent.record import RunRecord, SubAgentRecord
-from deepagent.requirements.delegated import covered_keys
+from deepagent.requirements.delegated import answered_tools, covered_keys
 from deepagent.subagents.given_plan import bound_plan
 
 if TYPE_CHECKING:
@@ -146,6 +146,7 @@ class SubAgentDispatcher(ABC):
                 "rounds": record.planning_rounds,
                 "tool_calls": record.tool_calls,
                 "covered": covered_keys(record.requirements, record.coverage),
+                "answered": answered_tools(record),
             },
             record.analysis[:CONCLUSION_PREVIEW],
             f"SubAgent {action_id}",
