@@ -51,9 +51,7 @@ def answered_tools(record: RunRecord) -> list[str]:
     """The tools whose calls brought data back in a (SubAgent's) run: the parent counts
     a SubAgent as having used these, not every tool it was allowed (a SubAgent whose
     price-band calls all came back empty did not answer "price bands")."""
-    return sorted(
-        {a.tool for r in record.rounds for a in r.actions if a.tool and a.status == "ok"}
-    )
+    return sorted({a.tool for r in record.rounds for a in r.actions if a.tool and a.status == "ok"})
 
 
 def _matches(wanted: str, got: str) -> bool:

@@ -156,4 +156,3 @@ def _subagent_used(entry: dict[str, JSON], declared: dict[str, list[str]]) -> tu
     if isinstance(answered, list):
         return tuple(str(t) for t in answered)
     return tuple(declared.get(str(entry["action_id"]), []))
-
