@@ -42,6 +42,11 @@ class SubAgentRecord(Strict):
     tokens: dict[str, int] = Field(
         default_factory=dict, description="model tokens of its run: input and output"
     )
+    computed: bool = Field(
+        default=False,
+        description="its conclusions were computed from its data, no analyst call (a lite"
+        " SubAgent that ran its parent's plan)",
+    )
     no_result: bool = Field(
         default=False,
         description="failed outside its own run, no record came back (job lost, deadline "

@@ -100,3 +100,21 @@ async def test_subagents_whose_calls_came_back_empty_do_not_cover_the_parents_as
     bands = next(c for c in record.coverage if c.text == "price bands")
     assert bands.status == "missing" and not record.coverage_complete
     assert "price bands" in record.analysis.split("## Not covered")[-1]
+
+
+async def test_a_lite_subagent_that_ran_its_parents_plan_computes_its_conclusions(
+    loader: ContextLoader,
+) -> None:
+    """No model decided anything in it, so no model writes its conclusions: the same text
+    the (templated) analyst writes, without an analyst call; ``analyst`` brings the call
+    back."""
+    found = {}
+    for how in ("computed", "analyst"):
+        settings = loader.settings.model_copy(update={"subagent_conclusions": how})
+        agent = Agent(RunDeps(settings, loader, OfflinePlannerModel(), None))
+        record = await agent.run_to_end(ContextRequest(question=QUESTION))
+        assert record.status == "completed" and len(record.subagents) == 3
+        assert all(s.rounds == 0 and s.computed == (how == "computed") for s in record.subagents)
+        assert all(bool(s.tokens.get("input")) == (how == "analyst") for s in record.subagents)
+        found[how] = sorted(s.conclusion for s in record.subagents)
+    assert found["computed"] == found["analyst"]

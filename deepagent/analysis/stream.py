@@ -30,6 +30,7 @@ class AnalysisStream:
     analyst: BaseChatModel | None
     settings: Settings
     cache: PrefixCache | None = None  # the analyst role's prompt cache (latency model)
+    computed: bool = False  # the templated analyst's text as is: no model call, no wait
     tables: dict[str, TableBlock] = field(default_factory=dict)
     written: list[str] = field(default_factory=list)
     prompt: str = field(default="", init=False)  # the analyst prompt, as a model reads it
@@ -66,6 +67,8 @@ class AnalysisStream:
     def _analyst(self) -> AsyncIterator[str]:
         if self.analyst is not None:
             return stream_llm_analysis(self.analyst, self.inp, self.tables)
+        if self.computed:
+            return stream_lines(self.report)
         pace = Pace.for_role(self.settings, "analyst")
         slow = pace.prefill_tokens_per_s > 0 and self.cache is not None
         cached = self.cache.cached_tokens(self.prompt) if slow and self.cache else 0

@@ -94,6 +94,13 @@ class Settings(BaseSettings):
     subagent_variant: Literal["lite", "full"] = Field(
         default="lite", description="SubAgents without TodoList and with conclusions only."
     )
+    subagent_conclusions: Literal["computed", "analyst"] = Field(
+        default="computed",
+        description="A lite SubAgent that ran the plan its parent gave (no planner call):"
+        " its conclusions computed from its data by the templated analyst, no model call"
+        " (computed), or written by the analyst role (analyst). A SubAgent that had to plan"
+        " always concludes with the analyst role.",
+    )
     max_parallel_subagents: int = Field(
         default=8,
         ge=1,

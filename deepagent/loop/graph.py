@@ -52,7 +52,7 @@ from deepagent.loop.streaming import action_event, emit
 from deepagent.loop.views import RunView, analysis_input, planner_context
 from deepagent.planning.planner import PlanningResult, plan_round
 from deepagent.subagents.dispatch import SubAgentBackend, SubAgentDispatcher, missing_results
-from deepagent.subagents.given_plan import given_decision
+from deepagent.subagents.given_plan import computed_conclusions, given_decision
 from deepagent.summaries.scheduler import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
 from deepagent.tools.offload.workspace import Workspace
@@ -230,9 +230,13 @@ class Nodes:
         view = RunView(state)
         coverage = run_coverage(state, view.loaded, self.deps.loader.registry)
         inp = analysis_input(view, self.deps.loader, coverage)
-        analysis = AnalysisStream(inp, self.deps.analyst, self.deps.settings, self.analyst_cache)
+        computed = computed_conclusions(state, view.lite, self.deps.settings.subagent_conclusions)
+        analyst = None if computed else self.deps.analyst
+        analysis = AnalysisStream(
+            inp, analyst, self.deps.settings, self.analyst_cache, computed=computed
+        )
         calls = dict(state.get("llm_calls", {}))
-        if self.deps.analyst is not None:
+        if analyst is not None:
             calls["analyst"] = calls.get("analyst", 0) + 1
         parts: list[str] = []
         ended: dict[str, Any] | None = None
@@ -246,7 +250,9 @@ class Nodes:
         return (ended or {"analysis": "".join(parts), "status": "completed"}) | {
             "coverage": coverage.model_dump(mode="json"),
             "llm_calls": calls,
-            "tokens": add_tokens(state, "analyst", analysis.prompt_tokens, analysis.output_tokens),
+            "tokens": state.get("tokens", {})
+            if computed
+            else add_tokens(state, "analyst", analysis.prompt_tokens, analysis.output_tokens),
             "timings_ms": with_total(state, add_time(state, "analysis", started)),
             **({"stop_reason": missing} if missing else {}),  # SubAgents without a result
         }

@@ -163,6 +163,7 @@ class SubAgentDispatcher(ABC):
         duration = round((time.time() - dispatched) * 1000, 2)
         no_result = isinstance(outcome, SubAgentFailed)
         tokens: dict[str, int] = {}
+        computed = False
         if isinstance(outcome, SubAgentFailed):
             status, conclusion, rounds, queued_ms = "failed", str(outcome), 0, 0.0
         else:
@@ -174,6 +175,7 @@ class SubAgentDispatcher(ABC):
                 "input": sum(t.input for t in rec.tokens.values()),
                 "output": sum(t.output for t in rec.tokens.values()),
             }
+            computed = rec.status == "completed" and "analyst" not in rec.tokens
         where = {"worker": outcome.worker, "attempts": outcome.attempts}
         self.records.append(
             SubAgentRecord(
@@ -184,6 +186,7 @@ class SubAgentDispatcher(ABC):
                 rounds=rounds,
                 conclusion=conclusion,
                 tokens=tokens,
+                computed=computed,
                 started_ms=round((dispatched - self.parent_started) * 1000, 2),
                 queued_ms=queued_ms,
                 no_result=no_result,

@@ -11,6 +11,9 @@ comes back empty. A path that finds nothing leaves the plan out: the SubAgent pl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import jmespath
 from jmespath.exceptions import JMESPathError
 from pydantic import ValidationError
@@ -64,3 +67,12 @@ def given_decision(request: dict[str, JSON], rounds_so_far: int) -> PlannerDecis
     except ValidationError:
         return None
     return PlannerDecision(thought="Running the plan the parent gave.", action=actions)
+
+
+def computed_conclusions(state: Mapping[str, Any], lite: bool, setting: str) -> bool:
+    """Whether this run's conclusions are computed from its data with no analyst call: a
+    lite SubAgent that ran its parent's plan and never called the planner (nothing in it
+    was decided by a model, so no model writes its conclusions); ``setting``:
+    ``Settings.subagent_conclusions``."""
+    planned = state.get("llm_calls", {}).get("planner", 0)
+    return lite and setting == "computed" and bool(state.get("rounds")) and not planned

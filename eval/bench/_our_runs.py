@@ -1,7 +1,8 @@
 """Our Agent on one question: a timed run, and a trace with the sub-runs of its SubAgents.
 
 Model round trips of a run: planner calls (``llm_calls``), one analysis, one per summary the
-run started, and for every SubAgent its planning rounds plus its own analysis. SubAgents run
+run started, and for every SubAgent its planning rounds plus its own analysis (none when
+its conclusions were computed: a lite SubAgent that ran its parent's plan). SubAgents run
 concurrently, so their calls add to the count, not necessarily to the wall time.
 """
 
@@ -34,7 +35,7 @@ class OurRun:
 
 def round_trips(record: RunRecord) -> int:
     own = record.llm_calls.get("planner", 0) + 1 + len(record.summaries)
-    return own + sum(s.rounds + 1 for s in record.subagents)
+    return own + sum(s.rounds + (0 if s.computed else 1) for s in record.subagents)
 
 
 def model_tokens(record: RunRecord) -> tuple[int, int]:
