@@ -38,7 +38,7 @@ RESTART = re.compile(r": restart \d+ in ")  # the supervisor's line (distributed
 
 
 def new_pool(redis: RedisServer, cache_dir: Path, db: Path, latency_ms: int) -> WorkerPool:
-    """Workers (not started) on a queue of their own, planning and analysing with
+    """Workers (not started) on a queue of their own, planning and calling tools with
     ``latency_ms``."""
     queue = f"q{uuid.uuid4().hex[:8]}"
     env = worker_env(
@@ -47,8 +47,9 @@ def new_pool(redis: RedisServer, cache_dir: Path, db: Path, latency_ms: int) -> 
         DEEPAGENT_CACHE_DIR=str(cache_dir),
         REDIS_URL=redis.url,
         DEEPAGENT_SUBAGENT_QUEUE=queue,
-        # a SubAgent given its parent's plan makes no planner call: its analyst waits too
-        DEEPAGENT_OFFLINE_LATENCY_MS=f'{{"planner": {latency_ms}, "analyst": {latency_ms}}}',
+        DEEPAGENT_OFFLINE_LATENCY_MS=f'{{"planner": {latency_ms}}}',
+        # a SubAgent given its parent's plan calls no model: its tools take the time
+        DEEPAGENT_TOOL_LATENCY_MS=f'{{"*": {latency_ms}}}',
     )
     return WorkerPool(redis.url, queue, env)
 

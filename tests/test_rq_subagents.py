@@ -36,8 +36,9 @@ def new_pool(
         DEEPAGENT_CACHE_DIR=str(loader.settings.cache_dir),
         REDIS_URL=redis.url,
         DEEPAGENT_SUBAGENT_QUEUE=queue,
-        # a SubAgent given its parent's plan makes no planner call: its analyst waits too
-        DEEPAGENT_OFFLINE_LATENCY_MS=f'{{"planner": {latency_ms}, "analyst": {latency_ms}}}',
+        DEEPAGENT_OFFLINE_LATENCY_MS=f'{{"planner": {latency_ms}}}',
+        # a SubAgent given its parent's plan calls no model: its tools take the time
+        DEEPAGENT_TOOL_LATENCY_MS=f'{{"*": {latency_ms}}}',
     )
     return WorkerPool(redis.url, queue, env)
 

@@ -36,7 +36,8 @@ SUBAGENT_RULE = (
     " sub-task to a SubAgent that returns only its conclusions. When you know how the sub-task"
     ' is done, give its "plan" (its own Action Tree over its tools; an argument may read the'
     ' SubAgent\'s arguments with {"$arg": "<JMESPath over them>"}, e.g. {"$arg":'
-    ' "category.id"}): it then runs without a planning call of its own.'
+    ' "category.id"}): it then runs without a planning call of its own. Delegate a fan-out'
+    " over several items; the steps for a single item go in your own tree."
 )
 LITE_RULE = (
     "You work on one delegated sub-task: keep no TodoList (return an empty todo_list) and "

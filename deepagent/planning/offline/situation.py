@@ -15,6 +15,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from deepagent.core.question import detect_language
 from deepagent.core.schema import JSON, ActionSpec, value_refs
 from deepagent.core.templates import BindingError, fill_template, param_names
+from deepagent.planning.offline.inline import inline_single
 from deepagent.planning.render import sections
 from deepagent.requirements.bindings import bind_selections, bind_subjects
 from deepagent.summaries.summarizer import done_actions
@@ -148,7 +149,7 @@ def fill_case(case: dict[str, Any], sit: Situation, suffix: str = "") -> list[Ac
             return None
         actions.append(ActionSpec.model_validate(_retag(filled, tag)))
     bound = bind_selections(actions, sit.requirements)
-    return _whole_band(bind_subjects(bound, sit.requirements, sit.takes), sit)
+    return inline_single(_whole_band(bind_subjects(bound, sit.requirements, sit.takes), sit))
 
 
 def _whole_band(plan: list[ActionSpec], sit: Situation) -> list[ActionSpec]:
