@@ -90,3 +90,24 @@ async def test_the_offline_analyst_reads_a_repeated_prompt_prefix_from_the_cache
         stream = AnalysisStream(each, None, settings, cache)
         assert "".join([c async for c in stream.chunks()]) == offline_analysis(each)
     assert cache.hit_tokens > 1000  # the second prompt shares system and skills
+
+
+async def test_a_listed_answer_s_items_are_rendered_by_the_service_too() -> None:
+    """A lookup asking for a list: the analyst writes the head line and a marker, the
+    reader gets the numbered items (the same answer as before), the analyst is charged
+    for the head line only."""
+    top = [{"id": i, "name_zh": f"面霜{i}", "name_en": f"Cream {i}", "price": 99.0 + i,
+            "gmv": 10000.0 - i} for i in range(1, 11)]  # fmt: skip
+    res = CollectedResult(action_id="top", tool="get_top_products", status="ok",
+                          data={"category": "面霜", "month": "2025-12", "products": top},
+                          source="New products / product_metrics / 2025-12")  # fmt: skip
+    inp = AnalysisInput(question="面霜卖得最好的10个商品分别是什么？", question_type="lookup",
+                        collected=[res])  # fmt: skip
+    written, blocks = marked_report(inp)
+    assert "[[table T2]]" in written and "1. 面霜1" not in written  # after the table T1
+    reader = expand_text(written, blocks)
+    assert reader == offline_analysis(inp)
+    assert "1. 面霜1" in reader and "10. 面霜10" in reader
+    stream = AnalysisStream(inp, None, Settings())
+    assert "".join([c async for c in stream.chunks()]) == reader
+    assert stream.output_tokens < approx_tokens(reader) / 3

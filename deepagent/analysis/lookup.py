@@ -9,6 +9,7 @@ asked figure. Rows come in the order the tool ranked them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from deepagent.analysis.asked import asked_metrics
 from deepagent.analysis.compare import compare_lines
@@ -58,13 +59,22 @@ def list_size(question: str) -> int | None:
     return DEFAULT_LIST
 
 
-def lookup_answer(inp: AnalysisInput, sections: list[Section]) -> list[str]:
+ListItems = Callable[[list[str]], list[str]]
+"""What a listed answer's numbered items become in the text (the items themselves, or
+the marker of a block the service renders)."""
+
+
+def lookup_answer(
+    inp: AnalysisInput, sections: list[Section], items: ListItems = list
+) -> list[str]:
     """The asked figures or list, each block followed by its source line; nothing when
     the data holds none of them (a tool's own text is never pasted in as an answer: it
-    may be in another language than the question)."""
+    may be in another language than the question). A list's numbered items go through
+    ``items``."""
     lang, size = inp.language, list_size(inp.question)
     asked = asked_metrics(inp.question, inp.measures)
     lines: list[str] = []
+    written = 0  # lines of the answer as read (a list's items, not the marker they became)
     results = _ordered([r for sec in sections for r in sec.results])
     compared: set[str] = set()  # subjects a comparison has given every figure of
     means, last = _middle(results), ""
@@ -72,7 +82,7 @@ def lookup_answer(inp: AnalysisInput, sections: list[Section]) -> list[str]:
     for res in results:
         data = res.data if isinstance(res.data, dict) else {}
         rows = main_list(data)
-        full = len(lines) >= MAX_LINES and res.action_id != last  # a fan-out's copies: one
+        full = written >= MAX_LINES and res.action_id != last  # a fan-out's copies: one
         if full or res.action_id in means or (compared and parent_of(data, lang) in compared):
             continue
         last = res.action_id
@@ -84,7 +94,8 @@ def lookup_answer(inp: AnalysisInput, sections: list[Section]) -> list[str]:
         if block and _side_by_side(res) == 0 and not size:
             compared |= {name_of(r, lang) or "" for r in rows}
         if block:
-            lines += [*block, "", source_line([res], lang), ""]
+            written += len(block) + 3
+            lines += [*_items_through(block, items), "", source_line([res], lang), ""]
             used.add(res.action_id)
     if _unanswered_aspect(inp, used, {r.action_id for r in results}):
         return []  # a covered aspect (review keywords, selling points) needs the report
@@ -154,6 +165,15 @@ def _figure_block(
             v = fmt(key, data[key], lang)
             out.append(say(lang, "answer", who=who, month=month, m=label(key, lang), v=v))
     return out
+
+
+_ITEM = re.compile(r"^\d+\. ")
+
+
+def _items_through(block: list[str], items: ListItems) -> list[str]:
+    """``block`` with its closing numbered items (a list's) through ``items``."""
+    n = next((i for i, line in enumerate(reversed(block)) if not _ITEM.match(line)), len(block))
+    return [*block[: len(block) - n], *items(block[len(block) - n :])] if n else block
 
 
 def _list_block(

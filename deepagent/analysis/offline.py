@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from deepagent.analysis.findings import Insight, insight
 from deepagent.analysis.focus import focused
 from deepagent.analysis.inputs import AnalysisInput, Section, build_sections, pick
-from deepagent.analysis.lookup import lookup_answer
+from deepagent.analysis.lookup import ListItems, lookup_answer
 from deepagent.analysis.phrases import in_language, say, source_line
 from deepagent.analysis.table_blocks import TableBlock, expand_text, number_tables
 from deepagent.analysis.tables import subject
@@ -59,10 +59,14 @@ def process_lines(sec: Section, ins: Insight, n: int, blocks: list[TableBlock]) 
 
 
 def report_lines(
-    inp: AnalysisInput, sections: list[Section], tables: list[list[TableBlock]]
+    inp: AnalysisInput,
+    sections: list[Section],
+    tables: list[list[TableBlock]],
+    items: ListItems = list,
 ) -> list[str]:
     """The whole report as the analyst writes it, line by line: tables as markers
-    (``inp`` focused, its ``sections`` and their ``tables``)."""
+    (``inp`` focused, its ``sections`` and their ``tables``; a listed answer's numbered
+    items through ``items``)."""
     lang, notes = inp.language, data_notes(inp)
     lines = [say(lang, "stopped", why=inp.stop_reason), ""] if inp.stop_reason else []
     lines += statement_lines(inp.coverage, lang)
@@ -71,7 +75,11 @@ def report_lines(
         if nothing == "nothing" and any(c.code in OUTSIDE for c in inp.coverage):
             return [*lines, say(lang, "outside", span=_span(inp)), "", *notes]
         return [*lines, say(lang, nothing), "", *notes]
-    if inp.kind == "lookup" and not inp.subagent and (answer := lookup_answer(inp, sections)):
+    if (
+        inp.kind == "lookup"
+        and not inp.subagent
+        and (answer := lookup_answer(inp, sections, items))
+    ):
         return lines + answer + notes
     insights = [insight(sec) for sec in sections]
     lines += [say(lang, "h_conclusion"), ""]
@@ -99,8 +107,15 @@ def marked_report(inp: AnalysisInput) -> tuple[str, dict[str, TableBlock]]:
     inp = focused(inp)
     sections = build_sections(inp)
     tables = [] if inp.subagent else number_tables(sections)
-    text = "\n".join(report_lines(inp, sections, tables)).rstrip() + "\n"
-    return text, {b.id: b for blocks in tables for b in blocks}
+    blocks = {b.id: b for group in tables for b in group}
+
+    def listed(items: list[str]) -> list[str]:  # the service renders a list's items too
+        block = TableBlock(f"T{len(blocks) + 1}", "numbered list", tuple(items))
+        blocks[block.id] = block
+        return [block.marker]
+
+    text = "\n".join(report_lines(inp, sections, tables, listed)).rstrip() + "\n"
+    return text, blocks
 
 
 async def stream_lines(text: str) -> AsyncIterator[str]:
