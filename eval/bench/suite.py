@@ -139,9 +139,11 @@ LATENCY_MODEL = [
     " this version), the schemas of every tool its agent binds (the tools our context loaded"
     " for the question plus its own filesystem and task tools), and its growing transcript"
     " of tool results (the same prefix cache applies to it). Ours: the analyst writes"
-    " prose and a marker per table; the service renders the tables of collected data and"
-    " quotes SubAgents' conclusions (`analysis/table_blocks.py`), so those are not model"
-    " output; deepagents' answer is the same text written whole by its model.",
+    " prose and a marker per table; the service renders the tables of collected data, the"
+    " numbered items of a listed answer and quotes SubAgents' conclusions"
+    " (`analysis/table_blocks.py`), so those are not model output; a lite SubAgent that ran"
+    " the plan its parent gave makes no model call (its conclusions are computed from its"
+    " data); deepagents' answer is the same text written whole by its model.",
 ]
 
 
