@@ -86,16 +86,17 @@ def lookup_answer(
         if full or res.action_id in means or (compared and parent_of(data, lang) in compared):
             continue
         last = res.action_id
-        block = (
+        head, listed = (
             _list_block(data, rows, asked, size, lang)
             if size and rows
-            else _figure_block(data, rows, asked, lang)
+            else (_figure_block(data, rows, asked, lang), [])
         )
-        if block and _side_by_side(res) == 0 and not size:
+        if head and _side_by_side(res) == 0 and not size:
             compared |= {name_of(r, lang) or "" for r in rows}
-        if block:
-            written += len(block) + 3
-            lines += [*_items_through(block, items), "", source_line([res], lang), ""]
+        if head:
+            written += len(head) + len(listed) + 3
+            shown = [*head, *(items(listed) if listed else [])]
+            lines += [*shown, "", source_line([res], lang), ""]
             used.add(res.action_id)
     if _unanswered_aspect(inp, used, {r.action_id for r in results}):
         return []  # a covered aspect (review keywords, selling points) needs the report
@@ -167,27 +168,19 @@ def _figure_block(
     return out
 
 
-_ITEM = re.compile(r"^\d+\. ")
-
-
-def _items_through(block: list[str], items: ListItems) -> list[str]:
-    """``block`` with its closing numbered items (a list's) through ``items``."""
-    n = next((i for i, line in enumerate(reversed(block)) if not _ITEM.match(line)), len(block))
-    return [*block[: len(block) - n], *items(block[len(block) - n :])] if n else block
-
-
 def _list_block(
     data: Row, rows: list[Row], asked: list[tuple[str, ...]], size: int, lang: Language
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
+    """A list's lines up to its numbered items, and those items (a series has none)."""
     who, month = parent_of(data, lang), _month(data, lang)
     if monthly(rows):
-        return _series_block(who, rows, asked, lang)
+        return _series_block(who, rows, asked, lang), []
     shown = rows[:size]
     of = f" of {who}" if who else ""
     head = say(lang, "list_head", who=who, month=month, n=len(shown), of=of)
     whole = _figure_block(data, [], asked, lang)  # the shop's own GMV before its categories
     items = [_item(i, row, asked, lang) for i, row in enumerate(shown, 1)]
-    return [*whole, *([""] if whole else []), head, "", *items]
+    return [*whole, *([""] if whole else []), head, ""], items
 
 
 def _series_block(

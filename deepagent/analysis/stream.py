@@ -44,7 +44,8 @@ class AnalysisStream:
         else:
             blocks = table_blocks(self.inp) if service else {}
         self.tables = blocks if service else {}
-        self.prompt = "\n".join(analyst_messages(self.inp, self.tables))
+        if not self.computed:  # computed conclusions: no model reads a prompt
+            self.prompt = "\n".join(analyst_messages(self.inp, self.tables))
 
     @property
     def prompt_tokens(self) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from context_loader.models import LoadedContext
-from deepagent.core.schema import JSON, CallActions
+from deepagent.core.schema import JSON
 from deepagent.requirements.bindings import requirement_args, requirement_rows, schema_props
 from deepagent.requirements.coverage import CoverageContext, check
 from deepagent.requirements.evidence import evidence_from
@@ -44,17 +44,13 @@ def run_coverage(
     state: Mapping[str, Any], loaded: LoadedContext, registry: ToolRegistry
 ) -> Coverage:
     validate = args_validator(registry)
-    evidence = evidence_from(state.get("collected", []), validate, state.get("subagent_tools"))
+    evidence = evidence_from(state.get("collected", []), validate)
     ctx = CoverageContext(
         vocabulary=registry.vocabulary(),
         tools_loaded=frozenset(loaded.tools),
         params=loaded.params,
     )
     return check(loaded.requirements, evidence, ctx)
-
-
-def subagent_tools(actions: CallActions) -> dict[str, list[str]]:
-    return {a.id: a.subagent.tools for a in actions.actions if a.subagent is not None}
 
 
 def tool_hints(

@@ -25,7 +25,7 @@ from deepagent.execution.early_calls import EarlyCalls, EarlyRound
 from deepagent.llm.errors import ModelFailed
 from deepagent.llm.pacing import PrefixCache
 from deepagent.loop import failures
-from deepagent.loop.coverage_step import run_coverage, subagent_tools
+from deepagent.loop.coverage_step import run_coverage
 from deepagent.loop.review_step import ReviewStep, removed_by_reviewer
 from deepagent.loop.routing import (
     LoopFacts,
@@ -184,15 +184,13 @@ class Nodes:
         modules = {name: spec.module for name, spec in self.deps.loader.registry.tools.items()}
         collected = [collected_entry(r, modules) for r in outcome.records]
         done = [r.model_dump() for r in subagents.records] if subagents else []
-        tools = {**state.get("subagent_tools", {}), **subagent_tools(decision.action)}
-        seen = merged(state, {"collected": collected, "subagent_tools": tools})
+        seen = merged(state, {"collected": collected})
         coverage = run_coverage(seen, loaded, self.deps.loader.registry)
         update = {
             "rounds": [record],
             "data": {**state.get("data", {}), **outcome.data},
             "collected": collected,
             "subagents": done,
-            "subagent_tools": tools,
             "coverage": coverage.model_dump(mode="json"),
             "timings_ms": add_time(state, "execution", started),
         }

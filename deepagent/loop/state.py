@@ -42,7 +42,6 @@ class RunState(TypedDict, total=False):
     summarized_rounds: int
     summaries: Annotated[Entries, appended]  # SummaryRecord as JSON
     subagents: Annotated[Entries, appended]  # SubAgentRecord as JSON
-    subagent_tools: dict[str, list[str]]  # SubAgent action id -> the tools it may use
     coverage: dict[str, Any] | None  # Coverage as JSON, after the last execute step
     coverage_rounds: int  # planning rounds spent on missing requirements
     asked_at: float  # time.time() when the run last asked the user (or showed its plan)

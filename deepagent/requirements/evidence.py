@@ -27,7 +27,7 @@ class Evidence:
     args: dict[str, JSON]
     ok: bool
     data: JSON = None
-    tools: tuple[str, ...] = ()  # a SubAgent's tools
+    tools: tuple[str, ...] = ()  # a SubAgent's tools that brought data back
 
     @property
     def used_tools(self) -> set[str]:
@@ -122,11 +122,7 @@ ArgsValidator = Callable[[str, dict[str, JSON]], dict[str, JSON]]
 """A tool's arguments with its defaults filled in (the raw ones when they do not validate)."""
 
 
-def evidence_from(
-    collected: list[dict[str, JSON]],
-    validate: ArgsValidator,
-    subagent_tools: dict[str, list[str]] | None = None,
-) -> list[Evidence]:
+def evidence_from(collected: list[dict[str, JSON]], validate: ArgsValidator) -> list[Evidence]:
     """Evidence from the analysis's collected entries (one per executed action copy)."""
     out: list[Evidence] = []
     for c in collected:
@@ -142,17 +138,14 @@ def evidence_from(
                 args=validate(tool, args) if is_tool else args,  # type: ignore[arg-type]
                 ok=c.get("status") == "ok",
                 data=c.get("data"),
-                tools=_subagent_used(c, subagent_tools or {}),
+                tools=() if is_tool else _answered(c.get("data")),
             )
         )
     return out
 
 
-def _subagent_used(entry: dict[str, JSON], declared: dict[str, list[str]]) -> tuple[str, ...]:
-    """The tools a SubAgent's entry counts as used: those whose calls brought data back in
-    its run (``answered`` in its result), else (an older result) the tools it was allowed."""
-    data = entry.get("data")
+def _answered(data: JSON) -> tuple[str, ...]:
+    """The tools a SubAgent counts as having used: those whose calls brought data back in
+    its run (``answered`` in its result), not every tool it was allowed."""
     answered = data.get("answered") if isinstance(data, dict) else None
-    if isinstance(answered, list):
-        return tuple(str(t) for t in answered)
-    return tuple(declared.get(str(entry["action_id"]), []))
+    return tuple(str(t) for t in answered) if isinstance(answered, list) else ()

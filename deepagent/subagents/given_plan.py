@@ -11,7 +11,7 @@ comes back empty. A path that finds nothing leaves the plan out: the SubAgent pl
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jmespath
@@ -39,21 +39,29 @@ def bound_plan(task: SubAgentTask, args: dict[str, JSON]) -> list[dict[str, JSON
         return None
 
 
-def _bind(value: JSON, args: dict[str, JSON]) -> JSON:
+def map_args(value: JSON, read: Callable[[str], JSON]) -> JSON:
+    """``value`` with each ``{"$arg": path}`` replaced by ``read(path)``, at any depth."""
     if isinstance(value, dict):
         path = value.get("$arg")
         if isinstance(path, str) and len(value) == 1:
-            try:
-                found: JSON = jmespath.search(path, args)
-            except JMESPathError as exc:
-                raise _Unbound(path) from exc
-            if found is None:
-                raise _Unbound(path)
-            return found
-        return {k: _bind(v, args) for k, v in value.items()}
+            return read(path)
+        return {k: map_args(v, read) for k, v in value.items()}
     if isinstance(value, list):
-        return [_bind(v, args) for v in value]
+        return [map_args(v, read) for v in value]
     return value
+
+
+def _bind(value: JSON, args: dict[str, JSON]) -> JSON:
+    def read(path: str) -> JSON:
+        try:
+            found: JSON = jmespath.search(path, args)
+        except JMESPathError as exc:
+            raise _Unbound(path) from exc
+        if found is None:
+            raise _Unbound(path)
+        return found
+
+    return map_args(value, read)
 
 
 def given_decision(request: dict[str, JSON], rounds_so_far: int) -> PlannerDecision | None:

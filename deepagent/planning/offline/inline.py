@@ -21,6 +21,7 @@ from jmespath.exceptions import JMESPathError
 
 from deepagent.core.schema import JSON, ActionSpec, value_refs
 from deepagent.requirements.bindings import COUNT_ARGS
+from deepagent.subagents.given_plan import map_args
 
 
 class _Untranslatable(Exception):
@@ -54,7 +55,9 @@ def _inlined(action: ActionSpec, by_id: dict[str, ActionSpec]) -> list[ActionSpe
             ActionSpec.model_validate(
                 {
                     **step.model_dump(mode="json", by_alias=True, exclude_none=True),
-                    "args": _bind(step.args, action.args, each.ref, first),
+                    "args": map_args(
+                        step.args, lambda path: _read(path, action.args, each.ref, first)
+                    ),
                     "depends_on": sorted({*step.depends_on, *action.depends_on}),
                 }
             )
@@ -64,20 +67,9 @@ def _inlined(action: ActionSpec, by_id: dict[str, ActionSpec]) -> list[ActionSpe
         return None
 
 
-def _bind(value: JSON, args: dict[str, JSON], ref: str, first: str) -> JSON:
-    """``value`` with each ``{"$arg": path}`` read from the SubAgent's arguments ``args``,
-    whose ``{"$item": p}`` values are the first item of ``ref``'s ``first`` path."""
-    if isinstance(value, dict):
-        path = value.get("$arg")
-        if isinstance(path, str) and len(value) == 1:
-            return _read(path, args, ref, first)
-        return {k: _bind(v, args, ref, first) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_bind(v, args, ref, first) for v in value]
-    return value
-
-
 def _read(path: str, args: dict[str, JSON], ref: str, first: str) -> JSON:
+    """What ``{"$arg": path}`` reads from the SubAgent's arguments ``args`` in the parent's
+    tree: an ``{"$item": p}`` argument is the first item of ``ref`` (its ``first`` path)."""
     name, _, rest = path.partition(".")
     if name not in args:
         raise _Untranslatable(path)
