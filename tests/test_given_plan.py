@@ -64,8 +64,8 @@ def _leaf_and_parent(db: sqlite3.Connection) -> tuple[dict[str, Any], dict[str, 
     return {"id": leaf[0], "name_en": leaf[1]}, {"id": leaf[2]}
 
 
-async def _run(loader: ContextLoader, category: dict[str, Any]) -> Any:
-    args = {"category": category, "month": "2025-12"}
+async def _run(loader: ContextLoader, category: dict[str, Any], month: str = "2025-12") -> Any:
+    args = {"category": category, "month": month}
     request = ContextRequest(question="Drill into this category: its price bands and top "
                              "products.", source="subagent", params=args, tools=TOOLS,
                              subagent=True, plan=bound_plan(task(), args))  # fmt: skip
@@ -85,13 +85,25 @@ async def test_a_subagent_runs_its_given_plan_without_a_planner_call(
     assert "GMV share" in record.analysis
 
 
-async def test_a_given_plan_that_finds_nothing_is_planned_again(
+async def test_a_given_plan_that_finds_nothing_concludes_with_that_finding(
     loader: ContextLoader, db: sqlite3.Connection
 ) -> None:
+    """Empty data is the SubAgent's finding: no planning round of its own (its parent
+    wrote the plan and replans for what its coverage check finds missing)."""
     _, parent = _leaf_and_parent(db)  # price bands exist on leaves only: empty
     record = await _run(loader, parent)
     assert record.rounds[0].actions[0].status == "empty"
-    assert record.llm_calls.get("planner", 0) >= 1  # it planned after the empty result
+    assert record.llm_calls.get("planner", 0) == 0 and record.status == "completed"
+    assert "not a leaf" in record.analysis  # the reason the data gave
+
+
+async def test_a_given_plan_with_a_failed_call_is_planned_again(
+    loader: ContextLoader, db: sqlite3.Connection
+) -> None:
+    leaf, _ = _leaf_and_parent(db)
+    record = await _run(loader, leaf, month="2025-13")
+    assert record.rounds[0].actions[0].status == "failed"
+    assert record.llm_calls.get("planner", 0) >= 1  # it planned after the failure
 
 
 async def test_a_subagent_does_not_state_what_none_of_its_given_tools_answers(

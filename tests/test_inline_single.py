@@ -9,7 +9,7 @@ from context_loader.models import ContextRequest
 from deepagent.agent import Agent
 from deepagent.core.schema import ActionSpec
 from deepagent.loop.graph import RunDeps
-from deepagent.planning.offline.inline import inline_single
+from deepagent.planning.inline import inline_single
 from deepagent.planning.offline.model import OfflinePlannerModel
 
 

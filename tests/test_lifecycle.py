@@ -3,10 +3,13 @@ the SubAgent planner role is used; workspace clean-up runs once per process."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 
 from context_loader.loader import ContextLoader
 from context_loader.models import ContextRequest
@@ -18,7 +21,7 @@ from deepagent.testing import offline_agent
 from deepagent.tools.offload import workspace
 from tests.questions import SKINCARE
 
-DRILL = (  # sub-categories that are not leaves: the SubAgents replan after their given plan
+DRILL = (  # a fan-out to three SubAgents
     "Which three sub-categories of men's wear grew fastest year over year? "
     "For each, have a helper look into its price bands and top products."
 )
@@ -32,6 +35,21 @@ class CountingPlanner(OfflinePlannerModel):
     def _generate(self, *args: Any, **kw: Any) -> Any:  # whole or streamed, every call
         self.calls += 1
         return super()._generate(*args, **kw)
+
+
+class PlanlessParent(OfflinePlannerModel):
+    """The offline planner writing its actions out, with no plan in a SubAgent's task: its
+    SubAgents plan for themselves."""
+
+    by_reference: bool = False
+
+    def _generate(self, *args: Any, **kw: Any) -> Any:
+        result = super()._generate(*args, **kw)
+        decision = json.loads(result.generations[0].text)
+        for spec in decision["action"].get("actions", []):
+            (spec.get("subagent") or {}).pop("plan", None)
+        text = json.dumps(decision)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
 
 async def test_a_summary_still_running_when_the_run_ends_is_dropped(
@@ -53,7 +71,7 @@ async def test_a_summary_still_running_when_the_run_ends_is_dropped(
 async def test_subagents_plan_with_the_subagent_planner_on_one_graph(
     loader: ContextLoader,
 ) -> None:
-    main, sub = CountingPlanner(), CountingPlanner()
+    main, sub = PlanlessParent(), CountingPlanner()
     deps = RunDeps(loader.settings, loader, main, None, subagent_planner=sub)
     agent = Agent(deps)
     record = await agent.run_to_end(ContextRequest(question=DRILL))

@@ -4,6 +4,7 @@ gives back unchanged, hostile text included (a value can never end its section).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -143,3 +144,16 @@ def test_classifier_prompt_round_trips(hostile: str) -> None:
     req = read_classifier_prompt(system, user)
     assert req.modules == ["category_trend", "new_product"]
     assert req.question == hostile.strip() and req.cases == []
+
+
+def test_the_analyst_reads_the_skills_writing_sections_and_the_params_it_needs() -> None:
+    skill = (Path(__file__).parent.parent / "skills/new_product/SKILL.md").read_text("utf-8")
+    category = {"id": 11, "name_zh": "面霜"}
+    params = {"question": "面霜的价格带", "category": category, "categories": [category],
+              "category_mentions": [{"text": "面霜", "id": 11}], "month": "2025-12"}  # fmt: skip
+    inp = AnalysisInput(question="面霜的价格带", language="zh", params=params, skills=[skill])
+    _, user = analyst_messages(inp)
+    for kept in ("## Analysis guidance", "## Figures to quote", "## Pitfalls", "## Rules"):
+        assert kept in user
+    assert "## Product language" not in user and "## What this module answers" not in user
+    assert read_analyst_prompt(user).params == {"category": category, "month": "2025-12"}

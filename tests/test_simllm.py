@@ -353,13 +353,21 @@ async def test_subagent_rounds_share_the_simulated_planner(
         "Which three sub-categories of men's wear grew fastest year over year? "
         "For each, have a helper look into its price bands and top products."
     )
-    record = await run(agent(loader, {"planner": endpoint(sim)}), question)
+    a = agent(loader, {"planner": endpoint(sim)})
+    before = (await stats(admin))["requests"].get(PLANNER, 0)
+    record = await run(a, question)
     assert record.status == "completed", record.error
     assert len(record.subagents) == 3 and all(s.status == "completed" for s in record.subagents)
-    sub_calls = sum(s.rounds for s in record.subagents)  # after a given plan found nothing
-    assert sub_calls >= 1  # each replans after its given plan came back empty
-    requests = (await stats(admin))["requests"][PLANNER]
-    assert requests == record.llm_calls["planner"] + sub_calls  # every call went to the sim
+    assert sum(s.rounds for s in record.subagents) == 0  # empty data is their finding
+    assert "not a leaf" in record.analysis and record.llm_calls["planner"] == 2  # it replanned
+    leaf = {"id": 533475331, "name_en": "Face cream"}
+    sub = await a.run_to_end(ContextRequest(  # a SubAgent given no plan plans through the sim
+        question="Drill into this leaf category: its price bands.", source="subagent",
+        params={"category": leaf, "month": "2025-12"}, tools=["get_price_bands"], subagent=True,
+    ))  # fmt: skip
+    assert sub.llm_calls.get("planner", 0) >= 1
+    requests = (await stats(admin))["requests"][PLANNER] - before
+    assert requests == record.llm_calls["planner"] + sub.llm_calls["planner"]  # all in the sim
 
 
 def test_one_model_serves_runs_in_successive_event_loops(sim: Running) -> None:

@@ -80,7 +80,8 @@ async def test_a_run_starts_its_first_level_while_the_decision_streams(
     loader: ContextLoader, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first-level calls start before the decision ends and the executor takes them;
-    with streaming dispatch off nothing starts early; the answer is the same."""
+    with streaming dispatch off nothing starts early; the answer is the same. (The planner
+    writes its actions out: a case reference holds none to start early.)"""
     started: list[str] = []
     real = Executor.start_early
 
@@ -96,7 +97,8 @@ async def test_a_run_starts_its_first_level_while_the_decision_streams(
     for streaming in (True, False):
         started.clear()
         settings = loader.settings.model_copy(update={"streaming_dispatch": streaming})
-        agent = Agent(RunDeps(settings, loader, OfflinePlannerModel(), None))
+        planner = OfflinePlannerModel(by_reference=False)
+        agent = Agent(RunDeps(settings, loader, planner, None))
         record = await agent.run_to_end(ContextRequest(question=question))
         assert record.status == "completed"
         answers[streaming], early[streaming] = record.analysis, list(started)

@@ -107,14 +107,14 @@ def analyst_messages(
     """The (system, user) messages of the analyst prompt for this input; with ``tables``
     the service renders those tables and the analyst writes their markers."""
     todo = "\n".join(f"- [{t.status}] {fold(t.content)}" for t in inp.todo_list) or "(none)"
-    skills = "\n\n---\n\n".join(s.strip() for s in inp.skills) or "(none)"
+    skills = "\n\n---\n\n".join(for_writing(s) for s in inp.skills) or "(none)"
     return render(
         "analyst",
         question=inp.question,
         language=inp.language,
         question_type="subagent" if inp.subagent else inp.kind,
         stop_reason=inp.stop_reason or "",
-        context_params=json.dumps(inp.params, ensure_ascii=False, indent=1, default=str),
+        context_params=_json(_params(inp.params)),
         skills=skills,
         todo_list=todo,
         collected_data=render_collected(inp),
@@ -125,6 +125,27 @@ def analyst_messages(
         tables=listing(tables or {}),
         table_rule=RENDERED_TABLES if tables else WRITTEN_TABLES,
     )
+
+
+def _params(params: dict[str, JSON]) -> dict[str, JSON]:
+    """The context parameters less what the analyst reads elsewhere or never needs: the
+    question (in <question>), the category mentions found in it (the planner's evidence)
+    and a list of categories that is only the category itself."""
+    out = {k: v for k, v in params.items() if k not in ("question", "category_mentions")}
+    if out.get("categories") == [out.get("category")]:
+        out.pop("categories")
+    return out
+
+
+PLANNING_SECTIONS = ("## What this module answers", "## Product language")
+"""Sections of a skill (``skills/<module>/SKILL.md``) that choose tools: the analyst, who
+calls none, reads the rest (analysis guidance, figures to quote, pitfalls, rules)."""
+
+
+def for_writing(skill: str) -> str:
+    """``skill`` without its tool-choosing sections (a skill without them stays whole)."""
+    parts = re.split(r"(?m)^(?=## )", skill.strip())
+    return "".join(p for p in parts if not p.startswith(PLANNING_SECTIONS)).strip()
 
 
 def _coverage(inp: AnalysisInput) -> str:

@@ -84,6 +84,12 @@ class Settings(BaseSettings):
         " analyst writes a [[table Tn]] marker in its place; model: the analyst writes the"
         " tables itself.",
     )
+    follow_case: bool = Field(
+        default=True,
+        description="The offline planner writes a tree that is exactly a reference case's"
+        " plan bound to the question as the case's name (follow_case; the service binds the"
+        " same plan) instead of every action; off: it writes the actions out.",
+    )
     max_parallel_actions: int = Field(default=8, ge=1, description="Concurrent tool calls.")
     mode: Mode = Field(default="tree", description="Planning mode.")
     review_plan: ReviewPlan = Field(

@@ -52,7 +52,7 @@ from deepagent.loop.streaming import action_event, emit
 from deepagent.loop.views import RunView, analysis_input, planner_context
 from deepagent.planning.planner import PlanningResult, plan_round
 from deepagent.subagents.dispatch import SubAgentBackend, SubAgentDispatcher, missing_results
-from deepagent.subagents.given_plan import computed_conclusions, given_decision
+from deepagent.subagents.given_plan import computed_conclusions, given_decision, ran_given_plan
 from deepagent.summaries.scheduler import Summarizer
 from deepagent.tools import ToolContext, ToolExecutor
 from deepagent.tools.offload.workspace import Workspace
@@ -196,7 +196,8 @@ class Nodes:
         }
         missing = sum(i.status == "missing" for i in coverage.items)
         statuses = [r.status for r in outcome.records]
-        route = after_execution(decision, statuses, missing, self.deps.settings)
+        given = ran_given_plan(state)
+        route = after_execution(decision, statuses, missing, self.deps.settings, given=given)
         return Command(goto="analyze" if isinstance(route, ToAnalysis) else "plan", update=update)
 
     async def human(self, state: RunState) -> Command[Literal["load_context"]]:

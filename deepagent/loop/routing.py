@@ -102,15 +102,25 @@ def after_planning(
 
 
 def after_execution(
-    decision: PlannerDecision, statuses: Sequence[str], missing: int, settings: Settings
+    decision: PlannerDecision,
+    statuses: Sequence[str],
+    missing: int,
+    settings: Settings,
+    *,
+    given: bool = False,
 ) -> AfterExecution:
     """After a round's actions ran: a tree the planner declared to answer the question
     (``answers``) goes straight to the analysis when every action returned data and the
     coverage check finds no requirement ``missing``; a failed, empty or skipped action, or
     a gap, gets another planning round (a new plan, a coverage round, or the answer), and
-    so does every round with ``answer_when_done`` off."""
+    so does every round with ``answer_when_done`` off. A SubAgent that ran the plan its
+    parent gave (``given``) concludes unless an action failed: what came back empty is
+    its finding, and the parent, who wrote the plan and holds the other tools, replans
+    for what its coverage check finds missing."""
     action = decision.action
     answers = settings.answer_when_done and isinstance(action, CallActions) and action.answers
+    if given and answers and "failed" not in statuses:
+        return ToAnalysis()
     if answers and statuses and all(s == "ok" for s in statuses) and not missing:
         return ToAnalysis()
     return ToPlan()

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from deepagent.core.schema import ActionSpec, PlannerDecision
 from deepagent.llm.errors import ModelFailure
 from deepagent.llm.pacing import message_tokens
+from deepagent.planning.case_plan import CaseReference, follow, is_case_reference
 from deepagent.planning.context import PlannerContext
 from deepagent.planning.render import planner_messages
 from deepagent.planning.stream_watch import ActionWatcher
@@ -47,13 +48,20 @@ class PlanningResult:
     output_tokens: int = 0
 
 
-def parse_decision(text: str) -> PlannerDecision:
-    """A PlannerDecision from a model reply (the JSON object in it); raises ValueError."""
+def parse_decision(text: str, ctx: PlannerContext | None = None) -> PlannerDecision:
+    """A PlannerDecision from a model reply (the JSON object in it); raises ValueError. A
+    reply that names a reference case (``follow_case``) is that case's plan bound to the
+    question of ``ctx`` (``case_plan.follow``)."""
     match = _JSON_BLOCK.search(text)
     if match is None:
         raise ValueError("the reply contains no JSON object")
     try:
-        return PlannerDecision.model_validate(json.loads(match.group(0)))
+        data = json.loads(match.group(0))
+        if is_case_reference(data):
+            if ctx is None:
+                raise ValueError("follow_case needs the reference cases of a planning round")
+            return follow(CaseReference.model_validate(data), ctx)
+        return PlannerDecision.model_validate(data)
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON: {exc.msg} at position {exc.pos}") from exc
     except ValidationError as exc:
@@ -98,7 +106,7 @@ async def plan_round(
         raw = str(reply.content)
         tokens_out += message_tokens([reply])
         try:
-            decision = filled_todo(parse_decision(raw), ctx)
+            decision = filled_todo(parse_decision(raw, ctx), ctx)
             return PlanningResult(decision, None, attempt, raw, tokens_in, tokens_out)
         except ValueError as exc:
             error = str(exc)

@@ -5,8 +5,9 @@ this category, then the top products of its main band) writes the SubAgent's Act
 in the task (``SubAgentTask.plan``). Its arguments read the SubAgent's own arguments with
 ``{"$arg": "<JMESPath>"}`` (``category.id`` of the category this copy drills into), bound
 here, at dispatch, into plain values. The SubAgent then runs the tree without a planning
-call and without choosing modules or cases; it plans itself only when an action fails or
-comes back empty. A path that finds nothing leaves the plan out: the SubAgent plans.
+call and without choosing modules or cases; it plans itself only when an action fails
+(what comes back empty is its finding). A path that finds nothing leaves the plan out:
+the SubAgent plans.
 """
 
 from __future__ import annotations
@@ -84,3 +85,10 @@ def computed_conclusions(state: Mapping[str, Any], lite: bool, setting: str) -> 
     ``Settings.subagent_conclusions``."""
     planned = state.get("llm_calls", {}).get("planner", 0)
     return lite and setting == "computed" and bool(state.get("rounds")) and not planned
+
+
+def ran_given_plan(state: Mapping[str, Any]) -> bool:
+    """This run is a SubAgent running the plan its parent gave, no planner call so far."""
+    request = state.get("request", {})
+    planned = state.get("llm_calls", {}).get("planner", 0)
+    return bool(request.get("subagent") and request.get("plan")) and not planned

@@ -28,6 +28,7 @@ class OfflinePlannerModel(BaseChatModel):
 
     pace: Pace = Field(default_factory=Pace)
     streams_decisions: bool = True  # in-process: a streamed decision cannot stall
+    by_reference: bool = True  # a case's whole bound plan written as follow_case
     _cache: PrefixCache = PrivateAttr(default_factory=PrefixCache)
 
     @property
@@ -40,7 +41,7 @@ class OfflinePlannerModel(BaseChatModel):
         return "offline-case-guided-planner"
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        decision = decide(messages)
+        decision = decide(messages, by_reference=self.by_reference)
         text = decision.compact_json()
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 

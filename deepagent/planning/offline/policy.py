@@ -7,6 +7,7 @@ the whole Action Tree (tree), the actions whose inputs exist (parallel) or one a
 (react). Action ids carry a short tag of the case they come from, so later rounds can
 tell from the execution history which plan is running. When the plan's data came back
 empty or failed it tries the next fitting case once; when nothing fits it asks the user.
+A tree that is exactly a case's bound plan is written as the case's name (``follow_case``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from deepagent.core.schema import (
     PlannerDecision,
     TodoItem,
 )
+from deepagent.planning.case_plan import CaseReference, FollowCase, fill_case
 from deepagent.planning.offline.clarity import Unclear, mashed, unclear
 from deepagent.planning.offline.coverage import coverage_actions, coverage_done, planned
 from deepagent.planning.offline.scope import outside_only
@@ -68,8 +70,35 @@ def _rejected_plans(history: list[dict[str, Any]]) -> list[frozenset[str]]:
     ]
 
 
-def decide(messages: Sequence[BaseMessage]) -> PlannerDecision:
+def decide(
+    messages: Sequence[BaseMessage], *, by_reference: bool = True
+) -> PlannerDecision | CaseReference:
+    """The decision for the planner prompt in ``messages``; with ``by_reference`` a tree
+    that is exactly a reference case's bound plan is written as that case's name
+    (``follow_case``: the service binds the same plan)."""
     sit = read_situation(messages)
+    decision = _decide(sit)
+    return _shorthand(decision, sit) if by_reference else decision
+
+
+def _shorthand(decision: PlannerDecision, sit: Situation) -> PlannerDecision | CaseReference:
+    action = decision.action
+    if sit.mode != "tree" or decision.todo_list or decision.covers:
+        return decision
+    if not isinstance(action, CallActions):
+        return decision
+    written = [a.model_dump() for a in action.actions]
+    for case in sit.cases:
+        bound = fill_case(case, sit)
+        if bound and [a.model_dump() for a in bound] == written:
+            thought = "" if decision.thought == f"Following case {case['id']}" else decision.thought
+            return CaseReference(
+                thought=thought, action=FollowCase(case=case["id"], answers=action.answers)
+            )
+    return decision
+
+
+def _decide(sit: Situation) -> PlannerDecision:
     done = executed(sit.history, sit.summary_done)
     tried = {aid.split("_", 1)[0] for aid in done}
     current = _current_case(sit, done)
@@ -249,7 +278,7 @@ def _cover(
 
 def _final(sit: Situation, case: dict[str, Any]) -> PlannerDecision:
     return PlannerDecision(
-        thought=f"The data of case {case['id']} is collected; handing over to the analysis.",
+        thought=f"Nothing more to plan for case {case['id']}.",  # short: output is waited for
         todo_list=_todo(sit, case, [], set(), final=True),
         action=FinalAnalysis(),
     )

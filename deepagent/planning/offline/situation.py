@@ -1,11 +1,9 @@
 """What the offline planner reads: the tagged sections of the rendered planner prompt,
-parsed back into a ``Situation``, and the case plans filled from its parameters."""
+parsed back into a ``Situation`` (the ``CaseSlots`` a case plan is bound with)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,12 +11,14 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from deepagent.core.question import detect_language
-from deepagent.core.schema import JSON, ActionSpec, value_refs
-from deepagent.core.templates import BindingError, fill_template, param_names
-from deepagent.planning.offline.inline import inline_single
+from deepagent.core.schema import JSON
+from deepagent.core.templates import param_names
+from deepagent.planning.case_plan import case_tag, fill_case
 from deepagent.planning.render import sections
-from deepagent.requirements.bindings import bind_selections, bind_subjects
+from deepagent.planning.signatures import all_args, arg_choices, required_args, tool_name
 from deepagent.summaries.summarizer import done_actions
+
+__all__ = ["Situation", "case_tag", "fill_case", "missing_params", "read_situation"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def read_situation(messages: Sequence[BaseMessage]) -> Situation:
     flags = json.loads(parts.get("run_flags", "{}") or "{}")  # older prompts: the rules' words
     lines = parts.get("tools", "").split("\n")  # "\n" only: a folded description stays on its line
     signatures = [line[2:] for line in lines if line[:2] == "- "]
-    tools = {sig.split("(", 1)[0] for sig in signatures}
+    tools = {tool_name(sig) for sig in signatures}
     history = json.loads(parts.get("execution_history", "[]"))
     summary = ""
     if isinstance(history, dict):  # earlier rounds were summarized
@@ -69,9 +69,9 @@ def read_situation(messages: Sequence[BaseMessage]) -> Situation:
         conversation=bool(json.loads(parts.get("conversation", "[]") or "[]")),
         requirements=_json_list(parts.get("requirements", "")),
         coverage=_json_list(parts.get("coverage", "")),
-        required={sig.split("(", 1)[0]: _required(sig) for sig in signatures},
-        takes={sig.split("(", 1)[0]: _arguments(sig) for sig in signatures},
-        choices={sig.split("(", 1)[0]: _choices(sig) for sig in signatures},
+        required={tool_name(sig): required_args(sig) for sig in signatures},
+        takes={tool_name(sig): all_args(sig) for sig in signatures},
+        choices={tool_name(sig): arg_choices(sig) for sig in signatures},
     )
 
 
@@ -99,96 +99,6 @@ def _json_list(text: str) -> list[dict[str, Any]]:
         return []
     value = json.loads(text)
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _parts(signature: str) -> list[str]:
-    inner = signature.split("(", 1)[1].rsplit(")", 1)[0] if "(" in signature else ""
-    return [p.strip() for p in re.split(r",\s*(?=\w+:)", inner) if p.strip()]
-
-
-def _required(signature: str) -> list[str]:
-    """The arguments of a ``name(arg: type = default, ...)`` signature without a default."""
-    return [p.split(":", 1)[0] for p in _parts(signature) if "=" not in p]
-
-
-def _arguments(signature: str) -> list[str]:
-    return [p.split(":", 1)[0] for p in _parts(signature)]
-
-
-_CHOICE = re.compile(r'^\s*"[^"]*"(?:\s*\|\s*"[^"]*")*\s*$')
-
-
-def _choices(signature: str) -> dict[str, list[str]]:
-    """The arguments that take one of listed values (``metric: "gmv" | "units" = "gmv"``)."""
-    out: dict[str, list[str]] = {}
-    for part in _parts(signature):
-        name, _, rest = part.partition(":")
-        typ = rest.split("=", 1)[0]
-        if _CHOICE.match(typ):
-            out[name.strip()] = re.findall(r'"([^"]*)"', typ)
-    return out
-
-
-def case_tag(case_id: str) -> str:
-    return "c" + hashlib.sha1(case_id.encode()).hexdigest()[:5]
-
-
-def fill_case(case: dict[str, Any], sit: Situation, suffix: str = "") -> list[ActionSpec] | None:
-    """The case's plan with placeholders filled and ids tagged, or None if it cannot run.
-    A ``suffix`` (a coverage round's) is added after the case tag: ``<tag>_<suffix>_<id>``."""
-    tag = case_tag(case["id"]) + (f"_{suffix}" if suffix else "")
-    actions = []
-    for raw in case["plan"]:
-        if raw.get("kind", "tool") == "subagent" and not sit.subagents:
-            return None
-        if raw.get("kind", "tool") == "tool" and raw.get("tool") not in sit.tools:
-            return None
-        try:
-            filled = fill_template(raw, sit.params, sit.question)
-        except BindingError:
-            return None
-        actions.append(ActionSpec.model_validate(_retag(filled, tag)))
-    bound = bind_selections(actions, sit.requirements)
-    return inline_single(_whole_band(bind_subjects(bound, sit.requirements, sit.takes), sit))
-
-
-def _whole_band(plan: list[ActionSpec], sit: Situation) -> list[ActionSpec]:
-    """A case step narrowed to the main price band answers for that band: a question that
-    asks for no main band ("top 5 sellers" beside the ratings) gets the whole category's
-    (the optional band argument and its dependency dropped)."""
-    rules = {r.get("rule") for r in sit.requirements if r.get("kind") == "selection"}
-    if "main_band" in rules:
-        return plan
-    out = []
-    for a in plan:
-        keep = set(sit.required.get(a.tool or "", []))
-        args = {k: v for k, v in a.args.items() if k in keep or not _main_band(v)}
-        if len(args) == len(a.args):
-            out.append(a)
-            continue
-        used, read = set(value_refs(args)), set(value_refs(a.args))
-        deps = [d for d in a.depends_on if d in used or d not in read]
-        out.append(a.model_copy(update={"args": args, "depends_on": deps}))
-    return out
-
-
-def _main_band(value: Any) -> bool:
-    return isinstance(value, dict) and "main_band" in str(value.get("path", ""))
-
-
-def _retag(value: Any, tag: str) -> Any:
-    """Prefix action ids, depends_on and $ref targets with the case tag."""
-    if isinstance(value, dict):
-        out = {k: _retag(v, tag) for k, v in value.items()}
-        if "$ref" in out and isinstance(out["$ref"], str):
-            out["$ref"] = f"{tag}_{out['$ref']}"
-        if "id" in out and ("tool" in out or "kind" in out):
-            out["id"] = f"{tag}_{out['id']}"
-            out["depends_on"] = [f"{tag}_{d}" for d in out.get("depends_on", [])]
-        return out
-    if isinstance(value, list):
-        return [_retag(v, tag) for v in value]
-    return value
 
 
 def missing_params(cases: list[dict[str, Any]], params: dict[str, JSON]) -> list[str]:
