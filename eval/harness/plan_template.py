@@ -37,7 +37,7 @@ NOT_PARAMS = {"question", "user_id", "source", "question_time", "page"}
 OPTIONAL = {"top_n", "count"}
 """Parameters a question may leave out: their placeholder keeps the value as fallback."""
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_CASE_TAG = re.compile(r"^c[0-9a-f]{5}_")  # deepagent/planning/offline/policy.py case_tag
+_CASE_TAG = re.compile(r"^c[0-9a-f]{5}_")  # deepagent/planning/case_plan.py case_tag
 
 
 @dataclass
