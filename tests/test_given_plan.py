@@ -95,6 +95,9 @@ async def test_a_given_plan_that_finds_nothing_concludes_with_that_finding(
     assert record.rounds[0].actions[0].status == "empty"
     assert record.llm_calls.get("planner", 0) == 0 and record.status == "completed"
     assert "not a leaf" in record.analysis  # the reason the data gave
+    # what its task's words leave uncovered is its parent's to state, not repeated here
+    gaps = [i for i in record.coverage if i.status != "covered"]
+    assert gaps and all(f'"{i.text}"' not in record.analysis for i in gaps)
 
 
 async def test_a_given_plan_with_a_failed_call_is_planned_again(

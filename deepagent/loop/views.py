@@ -125,10 +125,13 @@ def analysis_input(view: RunView, loader: Loader, coverage: Coverage) -> Analysi
 
 
 def _stated(items: list[CoverageItem], subagent: bool) -> list[CoverageItem]:
-    """The coverage the analysis states. A SubAgent works with the tools its parent gave
-    it: what none of them answers ("this leaf category" of its task's words) is its
-    parent's to state, against the parent's own question, not a gap of the sub-task."""
-    return [i for i in items if not (subagent and i.code == "not_loaded")]
+    """The coverage the analysis states: none for a SubAgent. Its task's words are its
+    parent's ("this leaf category", "the main band (highest GMV share)"), and so is the
+    statement of what they leave uncovered: the parent's coverage check reads what the
+    SubAgent covered and states the rest against the parent's own question. A SubAgent's
+    conclusions say what it found, empty data included (with the reason the data gave);
+    listing its task's words again under every copy of a fan-out only repeated that."""
+    return [] if subagent else items
 
 
 def _case_view(case: Case) -> CaseView:
