@@ -6,7 +6,7 @@ from importlib.metadata import entry_points
 
 import typer
 
-from deepagent.cli import tools_cmd
+from deepagent.cli import skills_cmd, tools_cmd
 from deepagent.cli.ask_cmd import ask_command
 from deepagent.cli.batch_cmd import batch_command
 from deepagent.cli.context_cmd import context_command
@@ -26,6 +26,7 @@ def build_app() -> typer.Typer:
         add_completion=False,
     )
     app.add_typer(tools_cmd.app, name="tools")
+    app.add_typer(skills_cmd.app, name="skills")
     app.command("context")(context_command)
     app.command("ask")(ask_command)
     app.command("batch")(batch_command)
