@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
+import os
+import sys
+from importlib.metadata import entry_points, version
+from typing import Annotated
 
 import typer
 
@@ -10,9 +13,11 @@ from deepagent.cli import skills_cmd, tools_cmd
 from deepagent.cli.ask_cmd import ask_command
 from deepagent.cli.batch_cmd import batch_command
 from deepagent.cli.context_cmd import context_command
+from deepagent.cli.errors import EXIT_BAD_INPUT
 from deepagent.cli.serve_cmd import keys_app, serve_command
 from deepagent.cli.simllm_cmd import sim_llm_command
 from deepagent.cli.worker_cmd import worker_command
+from deepagent.core.settings import SettingsError, unknown_variables
 
 CLI_ENTRY_POINT_GROUP = "deepagent.cli"
 
@@ -25,6 +30,7 @@ def build_app() -> typer.Typer:
         pretty_exceptions_enable=False,
         add_completion=False,
     )
+    app.callback()(_root)
     app.add_typer(tools_cmd.app, name="tools")
     app.add_typer(skills_cmd.app, name="skills")
     app.command("context")(context_command)
@@ -43,5 +49,28 @@ def build_app() -> typer.Typer:
     return app
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"deepagent {version('deepagent')}")
+        raise typer.Exit()
+
+
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """DeepAgent orchestration service: planner/executor over business-module tools."""
+
+
 def main() -> None:
-    build_app()()
+    """The CLI: a misspelt ``DEEPAGENT_*`` variable is warned about on stderr; a setting
+    with a bad value is one line and exit code 2, not a traceback."""
+    for line in unknown_variables(os.environ):
+        print(line, file=sys.stderr)
+    try:
+        build_app()()
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)

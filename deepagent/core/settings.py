@@ -6,11 +6,13 @@ and pass the object down.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from deepagent.core.vocab import Mode, ReviewPlan
@@ -209,6 +211,46 @@ class Settings(BaseSettings):
         return self.models.get(role, ModelConfig())
 
 
+class SettingsError(ValueError):
+    """A setting with a value it cannot take, said in one line."""
+
+
 def load_settings(**overrides: object) -> Settings:
-    """Settings from the environment, with explicit overrides taking precedence."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+    """Settings from the environment, with explicit overrides taking precedence
+    (SettingsError, one line naming each variable and what it takes, on a bad value)."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise SettingsError(_one_line(exc)) from exc
+
+
+def _one_line(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"]) or "?"
+        name = "DEEPAGENT_" + str(err["loc"][0]).upper() if err["loc"] else field
+        got = repr(err.get("input"))
+        got = got if len(got) <= 60 else got[:57] + "..."
+        parts.append(f"{name} ({field}) = {got}: {err['msg']}")
+    return "bad setting: " + "; ".join(parts)
+
+
+def setting_variables() -> set[str]:
+    """Every environment variable a setting is read from."""
+    names = {f"DEEPAGENT_{name.upper()}" for name in Settings.model_fields}
+    for field in Settings.model_fields.values():
+        if isinstance(field.validation_alias, AliasChoices):
+            names |= {c for c in field.validation_alias.choices if isinstance(c, str)}
+    return names
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """One warning per ``DEEPAGENT_*`` variable no setting reads (a misspelt name would
+    otherwise be ignored without a word), with the closest setting's name."""
+    known = setting_variables()
+    out = []
+    for name in sorted(n for n in environ if n.startswith("DEEPAGENT_") and n not in known):
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        out.append(f"warning: {name} is not a setting and is ignored{hint}")
+    return out
