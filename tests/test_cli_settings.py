@@ -3,6 +3,7 @@ misspelt DEEPAGENT_* variable is warned about, with the setting it probably mean
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from deepagent.cli.app import build_app
-from deepagent.core.settings import SettingsError, load_settings, unknown_variables
+from deepagent.core.settings import Settings, SettingsError, load_settings, unknown_variables
 
 MAIN = "from deepagent.cli.app import main; main()"
 
@@ -49,3 +50,17 @@ def test_only_unknown_variables_are_warned_about() -> None:
         " DEEPAGENT_FOLLOW_CASE?",
         "warning: DEEPAGENT_ZZZ is not a setting and is ignored",
     ]
+
+
+def test_config_show_prints_every_setting_with_secrets_masked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DEEPAGENT_SERVICE_DB_URL", "postgresql://app:hunter2@db:5432/runs")
+    monkeypatch.setenv("DEEPAGENT_MODE", "react")
+    result = CliRunner().invoke(build_app(), ["config", "show"])
+    assert result.exit_code == 0 and "hunter2" not in result.stdout
+    lines = result.stdout.splitlines()
+    assert 'DEEPAGENT_SERVICE_DB_URL = "postgresql://app:***@db:5432/runs"' in lines
+    assert 'DEEPAGENT_MODE = "react"' in lines
+    shown = json.loads(CliRunner().invoke(build_app(), ["config", "show", "--json"]).stdout)
+    assert set(shown) == set(Settings.model_fields) and shown["mode"] == "react"

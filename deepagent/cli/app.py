@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from deepagent.cli import skills_cmd, tools_cmd
+from deepagent.cli import config_cmd, skills_cmd, tools_cmd
 from deepagent.cli.ask_cmd import ask_command
 from deepagent.cli.batch_cmd import batch_command
 from deepagent.cli.context_cmd import context_command
@@ -33,6 +33,7 @@ def build_app() -> typer.Typer:
     app.callback()(_root)
     app.add_typer(tools_cmd.app, name="tools")
     app.add_typer(skills_cmd.app, name="skills")
+    app.add_typer(config_cmd.app, name="config")
     app.command("context")(context_command)
     app.command("ask")(ask_command)
     app.command("batch")(batch_command)
