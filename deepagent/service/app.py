@@ -17,6 +17,7 @@ from deepagent.service import openai_compat, routes_runs
 from deepagent.service.backends import open_checkpointer, open_store
 from deepagent.service.limits import BodyLimit, RateLimiter
 from deepagent.service.manager import RunManager
+from deepagent.service.request_id import RequestId
 from deepagent.service.state import ServiceState
 from deepagent.service.text import safe_errors
 
@@ -50,6 +51,7 @@ def create_app(settings: Settings) -> FastAPI:
         max_bytes=settings.api_max_body_bytes,
         max_header_bytes=settings.api_max_header_bytes,
     )
+    app.add_middleware(RequestId)  # outermost: the limits' own answers carry it too
     app.include_router(routes_runs.router)
     app.include_router(openai_compat.router)
 
