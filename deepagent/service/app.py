@@ -18,7 +18,7 @@ from deepagent.service.backends import open_checkpointer, open_store
 from deepagent.service.limits import BodyLimit, RateLimiter
 from deepagent.service.manager import RunManager
 from deepagent.service.request_id import RequestId
-from deepagent.service.state import ServiceState
+from deepagent.service.state import ServiceState, readiness
 from deepagent.service.text import safe_errors
 
 
@@ -63,5 +63,14 @@ def create_app(settings: Settings) -> FastAPI:
     @app.get("/health", tags=["ops"])
     async def health() -> dict[str, str]:
         return {"status": "ok"}
+
+    @app.get("/ready", tags=["ops"])
+    async def ready(request: Request) -> JSONResponse:
+        """200 when the service store answers and the business data is there, else 503
+        with the check that failed (a load balancer's readiness probe)."""
+        checks = await readiness(getattr(request.app.state, "service", None), settings)
+        ok = all(v == "ok" for v in checks.values())
+        body = {"status": "ready" if ok else "not_ready", "checks": checks}
+        return JSONResponse(body, status_code=200 if ok else 503)
 
     return app

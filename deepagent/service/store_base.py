@@ -50,6 +50,10 @@ class SqlBase(ABC):
     @abstractmethod
     async def close(self) -> None: ...
 
+    async def ping(self) -> None:
+        """One trivial read: raises when the database cannot be reached."""
+        await self._rows("SELECT 1", ())
+
     async def _write(self, sql: str, args: Args) -> int:
         """One statement, committed."""
         async with self._tx() as tx:
