@@ -8,15 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import yaml
-from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
 from deepagent.cli.errors import bad_input
-from deepagent.core.settings import Settings, load_settings
+from deepagent.core.settings import Settings, SettingsError, load_settings
 from deepagent.core.yamlfile import safe_load
-from deepagent.tools.executor import validation_message
 
 if TYPE_CHECKING:
     from eval.harness.cases import EvalCase
@@ -219,9 +217,9 @@ def eval_run(
     overrides = _overrides(config)
     try:
         settings = load_settings(**overrides)
-    except ValidationError as exc:
-        where = f"{config}: " if config else "settings: "
-        bad_input(where + validation_message(exc))
+    except SettingsError as exc:
+        where = f"{config}: " if config else ""
+        bad_input(where + str(exc))
     if not settings.data_path.exists():
         bad_input(f"no sample database at {settings.data_path}; run `deepagent data generate`")
     name = set_path.stem + (f"-{config.stem}" if config else "")
@@ -382,8 +380,8 @@ def _config_plan(
     overrides = _overrides(config)
     try:
         settings = load_settings(**overrides)
-    except ValidationError as exc:
-        bad_input(f"{config}: {validation_message(exc)}")
+    except SettingsError as exc:
+        bad_input(f"{config}: {exc}")
     if not settings.data_path.exists():
         bad_input(f"no sample database at {settings.data_path}; run `deepagent data generate`")
     plan = EvalPlan(
