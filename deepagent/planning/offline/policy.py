@@ -88,7 +88,8 @@ def _shorthand(decision: PlannerDecision, sit: Situation) -> PlannerDecision | C
     if not isinstance(action, CallActions):
         return decision
     written = [a.model_dump() for a in action.actions]
-    for case in sit.cases:
+    tags = {a.id.split("_", 1)[0] for a in action.actions}  # the case its ids were tagged by
+    for case in (c for c in sit.cases if {case_tag(c["id"])} == tags):
         bound = fill_case(case, sit)
         if bound and [a.model_dump() for a in bound] == written:
             thought = "" if decision.thought == f"Following case {case['id']}" else decision.thought
