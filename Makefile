@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 DATA ?= var/marketplace.db
 
-.PHONY: demo test lint typecheck pytest data install clean bench bench-install redis-server
+.PHONY: demo test lint typecheck pytest data install clean bench bench-install redis-server browser
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"'
@@ -45,7 +45,13 @@ redis-server:
 	  echo "installing redis-server (apt)"; \
 	  apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; }
 
-pytest: $(STAMP) redis-server
+# Page tests (the eval report, /docs) render in Debian's headless Chromium; install it if missing.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium (apt)"; \
+	  apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+pytest: $(STAMP) redis-server browser
 	$(VENV)/bin/pytest
 
 test: lint typecheck pytest
