@@ -242,6 +242,10 @@ async def test_rank_yoy_and_top_level(ex: ToolExecutor, db: sqlite3.Connection) 
 async def test_rank_errors(ex: ToolExecutor, db: sqlite3.Connection) -> None:
     assert kind(await ex.call("rank_categories", {"parent_id": 999_999})) == "empty"
     assert kind(await ex.call("rank_categories", {"parent_id": a_leaf(db)})) == "empty"
+    # a leaf's "leaves" are itself: ranking them is empty too, not a one-row ranking of
+    # the leaf that a "Top 5 <leaf>" question would report as its top 5
+    itself = await ex.call("rank_categories", {"parent_id": a_leaf(db), "leaf_only": True})
+    assert kind(itself) == "empty" and "leaf category" in itself.plain_text
     out = await ex.call("rank_categories", {"parent_id": BEAUTY, "month": "2023-12"})
     assert kind(out) == "empty" and "2024-01" in out.plain_text
     for bad in (
