@@ -260,6 +260,10 @@ async def test_rank_campaign_categories_errors(ex: ToolExecutor) -> None:
         "rank_campaign_categories", {"campaign_id": 11, "parent_id": AIR_FRYER, "leaf_only": False}
     )
     assert kind(leaf) == "empty"
+    itself = await ex.call(  # a leaf's leaves are not itself either
+        "rank_campaign_categories", {"campaign_id": 11, "parent_id": AIR_FRYER, "leaf_only": True}
+    )
+    assert kind(itself) == "empty"
     first_year = await ex.call("rank_campaign_categories", {"campaign_id": 5, "metric": "gmv_yoy"})
     assert kind(first_year) == "empty"
     assert kind(await ex.call("rank_campaign_categories", {"campaign_id": 77})) == "empty"

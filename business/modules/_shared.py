@@ -111,7 +111,9 @@ async def leaf_categories(store: Store, category_id: int, order_by: str = "") ->
 
 async def rank_candidates(store: Store, parent_id: int | None, leaf_only: bool) -> list[Row]:
     """Categories to rank: with ``leaf_only`` the leaves under ``parent_id`` (every leaf when
-    it is None), else its direct children (the top-level categories when it is None)."""
+    it is None; none under a leaf: its "leaves" are itself, and a one-row ranking of the
+    leaf would read as the top k of it), else its direct children (the top-level
+    categories when it is None)."""
     if not leaf_only:
         return await store.fetch_all(
             f"SELECT {CATEGORY_COLUMNS} FROM categories c WHERE c.parent_id IS ?", (parent_id,)
@@ -120,7 +122,7 @@ async def rank_candidates(store: Store, parent_id: int | None, leaf_only: bool) 
         return await store.fetch_all(
             f"SELECT {CATEGORY_COLUMNS} FROM categories c WHERE c.is_leaf = 1"
         )
-    return await leaf_categories(store, parent_id)
+    return [r for r in await leaf_categories(store, parent_id) if r["id"] != parent_id]
 
 
 def category_ref(row: Row) -> dict[str, Any]:

@@ -247,8 +247,6 @@ async def rank_categories(args: RankCategoriesArgs, ctx: ToolContext) -> ToolRes
         return month
     source = _src("category_metrics", month)
     cands = await rank_candidates(store, None if parent is None else parent["id"], args.leaf_only)
-    if parent is not None:  # a leaf's "leaves" are itself: nothing to rank under it
-        cands = [c for c in cands if c["id"] != parent["id"]]
     where = "all top-level categories" if parent is None else label(parent)
     if not cands:
         return ToolResult.empty(
