@@ -25,7 +25,7 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 bench-install: $(BENCH_STAMP)
 
 data: $(STAMP)
-	$(VENV)/bin/deepagent data generate --path $(DATA)
+	$(VENV)/bin/deepagent data generate --data-path $(DATA)
 
 QUESTION ?= 我想研发美容护肤类的新品，请帮我分析一下我适合研发哪类新品（选10个竞争强度最低的叶子类目），并帮我分析一下我可能对标的竞品（这些机会类目对应的Top20竞品）有什么特点？
 

@@ -21,6 +21,8 @@ from deepagent.loop.graph import RunDeps, build_graph
 from deepagent.loop.review_step import Refused, ReviewStep
 from deepagent.loop.routing import stop_kind
 from deepagent.loop.state import RunState
+from deepagent.observability.observer import AGENT_NAME, SUBAGENT_NAME, RunObserver, label_roles
+from deepagent.observability.tracing import setup_tracing
 from deepagent.record import (
     RoundRecord,
     RunRecord,
@@ -95,6 +97,9 @@ class Agent:
         subagents: SubAgentBackend | None = None,
     ) -> None:
         self.deps = deps
+        self.name = AGENT_NAME  # gen_ai.agent.name of its runs' spans
+        setup_tracing()  # once per process, from OTEL_* / DEEPAGENT_TRACE_FILE (off by default)
+        label_roles(deps)
         self.subagents = subagents or self._backend()
         self.summarizer = Summarizer(deps.settings, deps.summarizer)
         self.checkpointer = checkpointer or InMemorySaver()
@@ -197,6 +202,7 @@ class Agent:
         if self._children is None:
             deps = self.deps.for_subagents()
             self._children = Agent(deps, InMemorySaver())  # its runs never delegate
+            self._children.name = SUBAGENT_NAME
         record = await self._children.run_to_end(request, mode="tree", run_id=run_id)
         await self._children.discard(run_id)
         return record
@@ -219,28 +225,35 @@ class Agent:
     async def _drive(self, run_id: str, payload: Any) -> AsyncIterator[ev._Event]:
         stamper = self._stampers.setdefault(run_id, ev.EventStamper(run_id))
         config = _config(run_id)
+        watch = RunObserver(run_id, self.name, payload)  # spans, metrics, log lines
         try:
-            async for mode, chunk in self.graph.astream(
-                payload, config, stream_mode=["custom", "updates"]
-            ):
-                if mode == "custom" and isinstance(chunk, ev._Event):
-                    yield stamper.stamp(chunk)
-        except Exception as exc:  # the run fails with its reason; the caller's process lives on
-            await self.graph.aupdate_state(
-                config, {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+            try:
+                async for mode, chunk in self.graph.astream(
+                    payload, watch.config(config), stream_mode=["custom", "updates"]
+                ):
+                    if mode == "custom" and isinstance(chunk, ev._Event):
+                        yield watch.seen(stamper.stamp(chunk))
+            except Exception as exc:  # the run fails with its reason; the caller's process lives on
+                await self.graph.aupdate_state(
+                    config, {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+                )
+                yield watch.seen(stamper.stamp(ev.RunFailed(error=f"{type(exc).__name__}: {exc}")))
+                self.summarizer.drop(run_id)
+                return
+            record = await self.record(run_id)
+            watch.ended(record)
+            yield watch.seen(
+                stamper.stamp(
+                    ev.RunFinished(
+                        status=record.status,
+                        stop_reason=record.stop_reason,
+                        coverage=record.coverage,
+                        coverage_complete=record.coverage_complete,
+                    )
+                )
             )
-            yield stamper.stamp(ev.RunFailed(error=f"{type(exc).__name__}: {exc}"))
-            self.summarizer.drop(run_id)
-            return
-        record = await self.record(run_id)
-        yield stamper.stamp(
-            ev.RunFinished(
-                status=record.status,
-                stop_reason=record.stop_reason,
-                coverage=record.coverage,
-                coverage_complete=record.coverage_complete,
-            )
-        )
+        finally:
+            watch.close()
 
     async def run_to_end(
         self,

@@ -4,12 +4,18 @@ records/, results.jsonl, summary.json), for the report and case-feedback tests."
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from context_loader.loader import ContextLoader
 from deepagent.core.schema import JSON, TodoItem
+from deepagent.core.settings import Settings
+from deepagent.deps import RunDeps
 from deepagent.execution.records import ActionRecord
 from deepagent.record import RoundRecord, RunRecord
 from eval.harness.cases import EvalCase, dump_case
@@ -19,6 +25,7 @@ from eval.harness.scoring import RunScore, score_run
 from eval.harness.store import StoredRun, case_hash, save
 from eval.harness.summary import summarize
 
+ROOT = Path(__file__).resolve().parents[1]
 GMV_DATA = {"category": {"id": 504751648, "name_zh": "连衣裙"}, "month": "2025-12", "gmv": 6394.5}
 PARAMS: dict[str, JSON] = {
     "question": "q",
@@ -133,3 +140,18 @@ async def write_run_dir(out: Path, runs: Sequence[Run], name: str | None = None)
     ]
     write_results(out, scores, summarize(label, scores, 1))
     return scores
+
+
+def warm_run_deps(
+    settings: Settings, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> RunDeps:
+    """Run dependencies for real eval runs on the small database, with a copy of the CLI's
+    warm embedding cache (var/cache) when there is one, else the session's loader."""
+    warm = ROOT / "var" / "cache"
+    if warm.is_dir() and any(warm.glob("*.npy")):
+        cache = tmp_path_factory.mktemp("eval-cache")
+        shutil.copytree(warm, cache, dirs_exist_ok=True)
+        loader = ContextLoader.create(settings.model_copy(update={"cache_dir": cache}))
+    else:
+        loader = request.getfixturevalue("loader")
+    return RunDeps.create(settings, loader=loader)

@@ -254,11 +254,11 @@ def test_cli_propose_then_accept_puts_a_valid_case_in_the_library(
     (candidate,) = read_review(review)
     assert candidate.status == "pending" and candidate.problems == []
 
-    shown = invoke("review", "--file", str(review), "--library-dir", str(library_dir))
+    shown = invoke("review", "--out", str(review), "--library-dir", str(library_dir))
     assert shown.exit_code == 0 and "fb-real-body-care-leaf-bands" in shown.stdout
     assert "1. 识别父类目" in shown.stdout and digest(library_dir) == before
 
-    done = invoke("review", "--file", str(review), "--library-dir", str(library_dir),
+    done = invoke("review", "--out", str(review), "--library-dir", str(library_dir),
                   "--accept", candidate.id)  # fmt: skip
     assert done.exit_code == 0, done.stdout + done.stderr
     assert "1 accepted, 0 rejected, 0 pending" in done.stdout
@@ -281,7 +281,7 @@ async def test_reject_leaves_the_library_untouched(
     review = tmp_path / "review.yaml"
     write_review(review, found)
     before = digest(library_dir)
-    done = invoke("review", "--file", str(review), "--library-dir", str(library_dir),
+    done = invoke("review", "--out", str(review), "--library-dir", str(library_dir),
                   "--reject", found[0].id)  # fmt: skip
     assert done.exit_code == 0 and "0 accepted, 1 rejected, 0 pending" in done.stdout
     assert digest(library_dir) == before
@@ -309,7 +309,7 @@ async def test_an_invalid_candidate_is_refused_and_stays_pending(
 
     review = tmp_path / "review.yaml"
     write_review(review, [no_fields])
-    done = invoke("review", "--file", str(review), "--library-dir", str(library_dir),
+    done = invoke("review", "--out", str(review), "--library-dir", str(library_dir),
                   "--accept", good.id)  # fmt: skip
     assert done.exit_code == 1 and "refused, stays pending" in done.stdout
     (kept,) = read_review(review)
@@ -340,7 +340,7 @@ async def test_interactive_review_asks_for_each_pending_candidate(
     write_review(review, found)
     result = CliRunner().invoke(
         build_app(),
-        ["cases", "review", "--file", str(review), "--library-dir", str(library_dir),
+        ["cases", "review", "--out", str(review), "--library-dir", str(library_dir),
          "--interactive"],
         input="r\n",
     )  # fmt: skip
@@ -351,9 +351,9 @@ async def test_interactive_review_asks_for_each_pending_candidate(
 def test_review_refuses_unknown_ids_and_a_broken_review_file(tmp_path: Path) -> None:
     review = tmp_path / "review.yaml"
     write_review(review, [])
-    result = invoke("review", "--file", str(review), "--accept", "nope")
+    result = invoke("review", "--out", str(review), "--accept", "nope")
     assert result.exit_code == 2 and "no candidate nope" in result.stderr
     review.write_text("{not: a list}\n", encoding="utf-8")
-    result = invoke("review", "--file", str(review))
+    result = invoke("review", "--out", str(review))
     assert result.exit_code == 2 and "a review file is a YAML list" in result.stderr
     assert yaml.safe_load(review.read_text()) == {"not": "a list"}  # left as it was

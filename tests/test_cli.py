@@ -142,7 +142,7 @@ def test_empty_data_is_a_valid_answer(sample_db: Path) -> None:
 
 
 def test_data_stats_json(full_db: Path) -> None:
-    code, out, _ = run("data", "stats", "--json", "--path", str(full_db))
+    code, out, _ = run("data", "stats", "--json", "--data-path", str(full_db))
     assert code == 0
     stats = json.loads(out)
     assert stats["leaf_categories"] >= 300
@@ -152,18 +152,18 @@ def test_data_stats_json(full_db: Path) -> None:
 
 def test_data_generate_skips_up_to_date_and_refuses_foreign_files(tmp_path: Path) -> None:
     target = tmp_path / "db.sqlite"
-    code, out, _ = run("data", "generate", "--profile", "small", "--path", str(target))
+    code, out, _ = run("data", "generate", "--profile", "small", "--data-path", str(target))
     assert code == 0 and "wrote" in out and target.exists()
-    code, out, _ = run("data", "generate", "--profile", "small", "--path", str(target))
+    code, out, _ = run("data", "generate", "--profile", "small", "--data-path", str(target))
     assert code == 0 and "up to date" in out
     foreign = tmp_path / "notes.txt"
     foreign.write_text("my notes")
-    code, _, err = run("data", "generate", "--path", str(foreign))
+    code, _, err = run("data", "generate", "--data-path", str(foreign))
     assert code == 2 and "--force" in err
     assert foreign.read_text() == "my notes"
-    code, _, err = run("data", "generate", "--profile", "huge", "--path", str(target))
+    code, _, err = run("data", "generate", "--profile", "huge", "--data-path", str(target))
     assert code == 2 and "--profile" in err
-    code, _, err = run("data", "stats", "--path", str(tmp_path / "none.db"))
+    code, _, err = run("data", "stats", "--data-path", str(tmp_path / "none.db"))
     assert code == 2 and "deepagent data generate" in err
 
 
@@ -202,13 +202,13 @@ def test_context_command_json_and_bad_input(sample_db: Path, warm_cache: Path) -
     [
         (["ask", "   "], "question"),
         (["ask", "x" * 2001], "at most 2000"),
-        (["ask", "q", "--mode", "fast"], "--mode must be one of"),
-        (["ask", "--thread", "abc"], "--thread goes with --answer"),
-        (["ask", "q", "--approve"], "--thread goes with"),
-        (["ask", "--thread", "abc", "--approve", "--cancel"], "are exclusive"),
-        (["ask", "--thread", "abc", "--answer", "x", "--approve"], "not a plan review"),
-        (["ask", "--thread", "abc", "--reject", " "], "--reject needs a reason"),
-        (["ask", "--thread", "abc", "--edit", "/nonexistent.json"], "cannot read"),
+        (["ask", "q", "--mode", "fast"], "'fast' is not one of 'react', 'parallel', 'tree'"),
+        (["ask", "--run", "abc"], "--run goes with --answer"),
+        (["ask", "q", "--approve"], "--run goes with"),
+        (["ask", "--run", "abc", "--approve", "--cancel"], "are exclusive"),
+        (["ask", "--run", "abc", "--answer", "x", "--approve"], "not a plan review"),
+        (["ask", "--run", "abc", "--reject", " "], "--reject needs a reason"),
+        (["ask", "--run", "abc", "--edit", "/nonexistent.json"], "cannot read"),
         (["ask", "q", "--now", "soon"], "--now must be a date"),
     ],
 )
@@ -231,19 +231,20 @@ def test_ask_review_plan_then_answer_it_from_the_cli(
     question = "2025年12月女装连衣裙类目下销售额为多少？"
     shown = CliRunner().invoke(app, ["ask", question, "--review-plan"], env=env)
     assert shown.exit_code == 0, shown.stderr
-    assert "等待你的确认" in shown.stdout and "--approve" in shown.stdout
+    assert "等待你的确认" in shown.stderr and "--approve" in shown.stderr  # progress: stderr
+    assert shown.stdout == ""  # no answer yet
     record = json.loads(next((tmp_path / "runs").glob("*.json")).read_text("utf-8"))
     run_id, proposal = record["run_id"], record["pending_review"]
     assert record["status"] == "needs_input" and proposal["actions"]
-    refused = CliRunner().invoke(app, ["ask", "--thread", run_id, "--answer", "x"], env=env)
+    refused = CliRunner().invoke(app, ["ask", "--run", run_id, "--answer", "x"], env=env)
     assert refused.exit_code == 2 and "waits for a plan review" in refused.stderr
     edit = tmp_path / "edit.json"
     edit.write_text(json.dumps({"remove": ["missing"]}), "utf-8")
-    bad = CliRunner().invoke(app, ["ask", "--thread", run_id, "--edit", str(edit)], env=env)
+    bad = CliRunner().invoke(app, ["ask", "--run", run_id, "--edit", str(edit)], env=env)
     assert bad.exit_code == 2 and "the run still waits" in bad.stderr
     proposal["todo_list"] = [{"content": "查连衣裙 12 月的销售额"}]  # the shown plan, edited
     edit.write_text(json.dumps(proposal, ensure_ascii=False), "utf-8")
-    args = ["ask", "--thread", run_id, "--edit", str(edit), "--json"]
+    args = ["ask", "--run", run_id, "--edit", str(edit), "--json"]
     done = CliRunner().invoke(app, args, env=env)
     assert done.exit_code == 0, done.stderr
     final = json.loads(done.stdout)

@@ -1,5 +1,5 @@
-"""The eval report (eval/harness/report.py, report_data.py, plots.py) on hand-made eval
-directories, and `deepagent eval report`."""
+"""The eval report (eval/harness/report*.py, plots.py, run_meta.py, results.py) on
+hand-made eval directories, and `deepagent eval report`."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ from eval.harness.compare import (
     resolve_configs,
 )
 from eval.harness.report import write_report
+from eval.harness.report_cases import METRIC_LABELS
 from eval.harness.report_data import RunDirError, load_run, worst_runs
 from tests.eval_run_helpers import GMV_DATA, Run, action, case, record, write_run_dir
+from tests.report_page_helpers import plain, table_rows
 
 GMV_Q = "2025年12月连衣裙的销售额是多少？"
 GMV_ANSWER = (
@@ -123,15 +125,17 @@ def test_html_is_self_contained_with_svg_plots_and_record_links(base: Path) -> N
     assert page.count("<svg") >= 5  # metrics, rounds, latency, by module, by type
     assert "Planning rounds per run" in page and "Latency per run" in page
     assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", page)
-    assert "<script" not in page and "<link" not in page and "<img" not in page
-    hrefs = re.findall(r'href="([^"]+)"', page)
-    assert hrefs == ["records/t-clarify__0.json", "records/t-bands__0.json"]
+    assert "<link" not in page and "<img" not in page and "<iframe" not in page
+    assert re.findall(r"<script[^>]*>", page) == ["<script>"]  # the filters, inline
+    hrefs = [h for h in re.findall(r'href="([^"]+)"', page) if not h.startswith("#")]
+    assert hrefs[:2] == ["records/t-clarify__0.json", "records/t-bands__0.json"]  # worst first
+    assert set(hrefs) == {f"records/t-{c}__0.json" for c in ("gmv", "bands", "clarify")}
 
 
 def test_report_elsewhere_links_back_to_the_records(base: Path, tmp_path: Path) -> None:
     out = tmp_path / "reports" / "x"
     _, page_path = write_report([load_run(base)], out)
-    for link in re.findall(r'href="([^"]+)"', page_path.read_text(encoding="utf-8")):
+    for link in re.findall(r'href="([^"#]+)"', page_path.read_text(encoding="utf-8")):
         assert link.startswith("../../base/records/") and (out / link).is_file()
 
 
@@ -224,3 +228,127 @@ def test_eval_compare_refuses_unknown_configs_before_running(tmp_path: Path) -> 
     )  # fmt: skip
     assert result.exit_code == 2 and "unknown config nope" in result.stderr
     assert not (tmp_path / "cmp").exists()
+
+
+# --- every run: question, answer, expectations, metrics, status ------------------------
+
+
+def case_cells(page: str, table_id: str = "cases-0") -> dict[str, dict[str, str]]:
+    header = ["run", "type", "modules", "question", "answer", "expected", *METRIC_LABELS]
+    out = {}
+    for row in table_rows(page, table_id):
+        cells = dict(zip(header, map(plain, row.cells), strict=False))
+        cells["status"] = plain(row.cells[-1])
+        cells["status class"] = row.classes[-1]
+        cells["trajectory class"] = row.classes[header.index("trajectory")]
+        cells.update({k: v for k, v in row.attrs.items() if k.startswith("data-")})
+        out[cells["run"]] = cells
+    return out
+
+
+def test_every_run_table_shows_question_answer_expectations_metrics_and_status(
+    base: Path,
+) -> None:
+    _, page_path = write_report([load_run(base)], base)
+    rows = case_cells(page_path.read_text(encoding="utf-8"))
+    assert list(rows) == ["t-gmv#0", "t-bands#0", "t-clarify#0"]
+    gmv, bands, clarify = rows["t-gmv#0"], rows["t-bands#0"], rows["t-clarify#0"]
+    assert gmv["question"] == GMV_Q and clarify["question"] == "帮我分析一下"
+    assert gmv["answer"].startswith("连衣裙（2025-12）的GMV为 ¥6,394.5。")
+    assert "status: completed" in gmv["expected"] and "modules: category_trend" in gmv["expected"]
+    assert "trajectory (strict): get_price_bands" in bands["expected"]
+    assert "status: needs_input" in clarify["expected"] and "tool calls: ≤ 0" in clarify["expected"]
+    assert gmv["status"].startswith("PASS") and gmv["status class"] == "status pass"
+    assert bands["status"].startswith("FAIL") and bands["status class"] == "status fail"
+    assert "module recall 0.00" in bands["status"]  # the reasons it fails
+    assert gmv["trajectory"] == "✓" and bands["trajectory"].startswith("✗")
+    assert bands["trajectory class"] == "metric bad"
+    assert "get_category_overview" in bands["trajectory"]  # the steps it took
+    assert gmv["rounds"] == "2/3" and gmv["judge"] == "1.00" and gmv["latency ms"] == "250"
+    assert bands["data-type"] == "analysis" and bands["data-modules"] == "|new_product|"
+    assert clarify["data-modules"] == "|(none expected)|" and clarify["data-status"] == "fail"
+
+
+def test_worst_runs_show_question_answer_and_expectations(base: Path) -> None:
+    md_path, page_path = write_report([load_run(base)], base)
+    worst = case_cells(page_path.read_text(encoding="utf-8"), "worst-0")
+    assert list(worst) == ["t-clarify#0", "t-bands#0"]
+    assert worst["t-bands#0"]["question"] == "2025年12月连衣裙的价格带表现如何？"
+    assert worst["t-bands#0"]["answer"].startswith("连衣裙（2025-12）的GMV")
+    assert "trajectory (strict): get_price_bands" in worst["t-bands#0"]["expected"]
+    md = md_path.read_text(encoding="utf-8")
+    assert "   - question: 2025年12月连衣裙的价格带表现如何？" in md
+    assert "   - answer: 连衣裙（2025-12）的GMV为 ¥6,394.5。 来源：" in md
+    assert "   - expected: status: completed; modules: new_product; trajectory (strict): " in md
+
+
+def test_markdown_has_a_compact_table_of_every_run(base: Path) -> None:
+    md = write_report([load_run(base)], base)[0].read_text(encoding="utf-8")
+    assert "## Every run: base" in md
+    assert "| run | type | status | question | answer | expected | judge |" in md
+    line = next(x for x in md.splitlines() if x.startswith("| t-clarify#0 |"))
+    assert "| clarification | FAIL | 帮我分析一下 | 连衣裙（2025-12）" in line
+    assert "status: needs_input; trajectory (strict): call_human" in line
+
+
+async def test_answers_are_markdown_rendered_and_everything_is_escaped(tmp_path: Path) -> None:
+    q = "Dress GMV <b>Dec</b> & more?"
+    answer = (
+        "## 结论\n\n**GMV** 为 ¥6,394.5 <script>alert(1)</script>\n\n| 月份 | GMV |\n|---|---|\n"
+        "| 2025-12 | 6394.5 |\n\n![x](http://evil.example/x.png) [more](http://evil.example)"
+    )
+    run = Run(case("t-html", q), record(q, [OVERVIEW], analysis=answer))
+    await write_run_dir(tmp_path / "ev", [run], name="t <i>run</i>")
+    _, page_path = write_report([load_run(tmp_path / "ev")], tmp_path / "ev")
+    page = page_path.read_text(encoding="utf-8")
+    assert page.count('<meta charset="utf-8">') == 1
+    assert "<h2>结论</h2>" in page and "<strong>GMV</strong>" in page
+    assert "<td>2025-12</td>" in page  # the answer's table, rendered
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
+    assert "Dress GMV &lt;b&gt;Dec&lt;/b&gt; &amp; more?" in page and "<b>Dec</b>" not in page
+    assert "evil.example" in page and 'href="http' not in page and "<img" not in page
+    assert "**" not in page  # header and answers rendered, no raw markdown
+    assert "<strong>ev</strong> (<code>" in page  # the intro's markdown, rendered
+
+
+# --- baseline diff ---------------------------------------------------------------------
+
+
+def test_baseline_diff_shows_changes_and_answers_side_by_side(base: Path, other: Path) -> None:
+    _, page_path = write_report([load_run(base), load_run(other)], base.parent / "cmp")
+    page = page_path.read_text(encoding="utf-8")
+    rows = {r.cells[0].strip(): r for r in table_rows(page, "diff-1")}
+    assert list(rows) == ["t-gmv#0", "t-bands#0", "t-clarify#0"]
+    gmv = [plain(c) for c in rows["t-gmv#0"].cells]
+    assert rows["t-gmv#0"].attrs["data-change"] == "newly failing"
+    assert "pass → fail" in gmv and "rounds 2/3 → 5/3" in gmv and "250 → 1200" in gmv
+    assert [c for c in rows["t-gmv#0"].classes if "side" in c] == ["answer-cell side"] * 2
+    assert gmv[-2].startswith("连衣裙（2025-12）") and gmv[-1].startswith("连衣裙（2025-12）")
+    bands = [plain(c) for c in rows["t-bands#0"].cells]
+    assert rows["t-bands#0"].attrs["data-change"] == "unchanged"
+    assert bands[-1] == "unchanged: same status, metrics and answer"
+    assert "1 of 3 runs changed (1 newly failing, 2 unchanged)" in page
+    assert 'name="change"' in page  # the filter by change
+
+
+async def test_diff_puts_different_answers_side_by_side(base: Path, tmp_path: Path) -> None:
+    changed = "连衣裙 2025-12 GMV 约 6394.5 元。"
+    q = "2025年12月连衣裙的销售额是多少？"
+    rec = record(q, [OVERVIEW], analysis=changed, planning_rounds=2)
+    await write_run_dir(tmp_path / "new", [Run(case("t-gmv", q), rec), bands_run(), clarify_run()])
+    md_path, page_path = write_report([load_run(base), load_run(tmp_path / "new")], tmp_path)
+    rows = {r.cells[0].strip(): r for r in table_rows(page_path.read_text("utf-8"), "diff-1")}
+    cells = [plain(c) for c in rows["t-gmv#0"].cells]
+    assert rows["t-gmv#0"].attrs["data-change"] == "other change"
+    assert cells[-2].startswith("连衣裙（2025-12）的GMV为") and cells[-1] == changed
+    md = md_path.read_text(encoding="utf-8")
+    line = next(x for x in md.splitlines() if x.startswith("| t-gmv#0 | lookup | other change"))
+    assert line.endswith("| changed |") and "| t-bands#0 |" not in md.split("## Changed cases")[1]
+
+
+def test_eval_report_takes_a_baseline(base: Path, other: Path) -> None:
+    args = ["eval", "report", str(other), "--baseline", str(base)]
+    result = CliRunner().invoke(build_app(), args)
+    assert result.exit_code == 0, result.stderr
+    page = (other / "report.html").read_text(encoding="utf-8")
+    assert "Changes case by case: other vs base" in page and 'id="diff-1"' in page

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from context_loader.loader import ContextLoader
 from deepagent.distributed.cluster import free_port
+from deepagent.record import RunRecord
 from deepagent.service.manager import ANSWER_CHARS
 from deepagent.service.openai_compat import MODELS, Chunks
 from deepagent.service.openai_models import ChatRequest
@@ -102,10 +103,9 @@ async def test_a_lookup_without_streaming_returns_the_report(
     raw = await api.client().chat.completions.with_raw_response.create(
         model="deepagent",
         messages=ask(LOOKUP),
-        temperature=0.3,  # accepted and ignored, like the other sampling fields
+        temperature=0.3,  # validated and ignored, like the other sampling fields
         max_tokens=5,
         seed=7,
-        extra_body={"not_an_openai_field": True},
         user="lookup-1",
     )
     completion = raw.parse()
@@ -119,9 +119,44 @@ async def test_a_lookup_without_streaming_returns_the_report(
     stored = await record(http, api, run_id)
     assert stored["analysis"] == content and stored["mode"] == "tree"
     assert "category_trend" in stored["modules"]
+    assert completion.usage == usage_of(stored)  # the run's real tokens, not the request's
+    assert completion.usage.prompt_tokens > 1000  # the planner alone reads thousands
 
 
-async def test_streamed_deltas_add_up_to_the_report(api: Api) -> None:
+def usage_of(stored: dict[str, Any]) -> Any:
+    tokens = stored["tokens"]
+    prompt = sum(t["input"] for t in tokens.values())
+    completion = sum(t["output"] for t in tokens.values())
+    return openai.types.CompletionUsage(
+        prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion,
+        deepagent_roles={r: {"prompt_tokens": t["input"], "completion_tokens": t["output"]}
+                         for r, t in sorted(tokens.items())},
+    )  # fmt: skip
+
+
+async def test_fields_are_checked_the_way_openai_checks_them(
+    http: httpx.AsyncClient, api: Api
+) -> None:
+    """An unknown field, a sampling value out of OpenAI's range and an unsupported n are
+    400s in OpenAI's error shape naming the field (they used to be ignored silently)."""
+    base: dict[str, Any] = {"model": "deepagent", "messages": ask(LOOKUP)}
+    bad: list[tuple[dict[str, Any], str, str]] = [
+        ({"not_an_openai_field": True}, "not_an_openai_field", "unknown_parameter"),
+        ({"temperature": 3}, "temperature", "invalid_value"),
+        ({"top_p": -0.1}, "top_p", "invalid_value"),
+        ({"stop": ["a", "b", "c", "d", "e"]}, "stop", "invalid_value"),
+        ({"n": 2}, "n", "unsupported_value"),
+        ({"messages": []}, "messages", "invalid_value"),
+    ]
+    for extra, param, code in bad:
+        r = await http.post("/v1/chat/completions", json=base | extra, headers=api.headers())
+        assert r.status_code == 400, (extra, r.text)
+        error = r.json()["error"]
+        assert (error["param"], error["code"], error["type"]) == (
+            param, code, "invalid_request_error"), error  # fmt: skip
+
+
+async def test_streamed_deltas_add_up_to_the_report(api: Api, http: httpx.AsyncClient) -> None:
     client = api.client()
     plain = await client.chat.completions.create(
         model="deepagent-tree", messages=ask(LOOKUP), user="stream-a"
@@ -144,7 +179,7 @@ async def test_streamed_deltas_add_up_to_the_report(api: Api) -> None:
     assert {c.id for c in chunks} == {f"chatcmpl-{run_id}"}
     assert chunks[-1].choices == [] and chunks[-1].usage is not None
     assert plain.usage is not None
-    assert chunks[-1].usage.completion_tokens == plain.usage.completion_tokens
+    assert chunks[-1].usage == usage_of(await record(http, api, run_id))
 
 
 async def test_the_raw_stream_has_progress_comments_and_ends_with_done(
@@ -330,12 +365,17 @@ async def test_chunks_end_cancelled_runs_with_an_error_and_guarded_ones_with_len
     assert out.on_event(plan) == ["progress plan round=2 decision=call_actions actions=a,b"]
     cancelled = out.on_event({"type": "run_finished", "status": "cancelled", "stop_reason": "x"})
     assert isinstance(cancelled[0], dict) and cancelled[0]["error"]["code"] == "run_cancelled"
+    tokens = {"planner": {"input": 900, "output": 40}, "analyst": {"input": 700, "output": 300}}
+    stored = RunRecord(run_id="r1", question="q", language="zh", mode="tree", status="completed")
+    record = stored.model_dump(mode="json") | {"tokens": tokens}
     guarded = out.on_event(
-        {"type": "run_finished", "status": "completed", "stop_reason": "max_rounds: 8"}
-    )
+        {"type": "run_finished", "status": "completed", "stop_reason": "max_rounds: 8",
+         "record": record}
+    )  # fmt: skip
     last, tail = guarded
     assert isinstance(last, dict) and last["choices"][0]["finish_reason"] == "length"
-    assert isinstance(tail, dict) and tail["usage"]["completion_tokens"] > 0
+    assert isinstance(tail, dict) and tail["usage"]["prompt_tokens"] == 1600
+    assert tail["usage"]["completion_tokens"] == 340 and tail["usage"]["total_tokens"] == 1940
 
 
 async def test_the_reply_says_which_parts_of_the_question_it_covers(

@@ -104,21 +104,21 @@ async def test_a_lookup_runs_to_its_record(client: httpx.AsyncClient, api: Api) 
 
 async def test_auth_scopes_and_limits(client: httpx.AsyncClient, api: Api) -> None:
     no_key = await client.post("/v1/runs", json={"question": LOOKUP})
-    assert no_key.status_code == 401 and "API key" in no_key.json()["detail"]
+    assert no_key.status_code == 401 and "API key" in no_key.json()["error"]["message"]
     bad = await client.post(
         "/v1/runs", json={"question": LOOKUP}, headers={"Authorization": "Bearer x"}
     )
     assert bad.status_code == 401
     denied = await post_run(client, api, LOOKUP, "narrow", options={"modules": ["new_product"]})
-    assert denied.status_code == 403 and "new_product" in denied.json()["detail"]
+    assert denied.status_code == 403 and "new_product" in denied.json()["error"]["message"]
     unknown = await post_run(client, api, LOOKUP, options={"modules": ["nope"]})
     assert unknown.status_code == 422
     long = await post_run(client, api, "x" * 2001)
-    assert long.status_code == 422 and "question" in str(long.json()["detail"])
+    assert long.status_code == 422 and "question" in str(long.json()["error"]["message"])
     big = await client.post(
         "/v1/runs", content=b'{"question": "' + b"x" * 70000 + b'"}', headers=api.headers()
     )
-    assert big.status_code == 413 and "bytes" in big.json()["detail"]
+    assert big.status_code == 413 and "bytes" in big.json()["error"]["message"]
     codes = [(await post_run(client, api, LOOKUP, "rate")).status_code for _ in range(3)]
     assert codes[:2] == [202, 202] and codes[2] == 429
     limited = await post_run(client, api, LOOKUP, "rate")
@@ -136,7 +136,7 @@ async def test_concurrent_run_limit(client: httpx.AsyncClient, api: Api) -> None
     first = await post_run(client, api, SLOW, "single")
     assert first.status_code == 202
     second = await post_run(client, api, LOOKUP, "single")
-    assert second.status_code == 429 and "limit 1" in second.json()["detail"]
+    assert second.status_code == 429 and "limit 1" in second.json()["error"]["message"]
     cancel = await client.post(
         f"/v1/runs/{first.json()['run_id']}/cancel", headers=api.headers("single")
     )
@@ -151,7 +151,7 @@ async def test_idempotency_key(client: httpx.AsyncClient, api: Api) -> None:
     assert one.json()["run_id"] == two.json()["run_id"]
     assert one.json()["created"] is True and two.json()["created"] is False
     other = await post_run(client, api, LOOKUP + "?", headers=headers)
-    assert other.status_code == 409 and "different request body" in other.json()["detail"]
+    assert other.status_code == 409 and "different request body" in other.json()["error"]["message"]
 
 
 async def test_sse_reconnect_with_last_event_id_gets_every_event_once(

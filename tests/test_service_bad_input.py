@@ -85,7 +85,7 @@ async def test_a_chunked_body_over_the_cap_is_413(client: httpx.AsyncClient, api
 
     r = await client.post("/v1/runs", content=chunks(), headers=_json_headers(api))
     assert r.status_code == 413, (r.status_code, r.text[:200])
-    assert "over" in r.json()["detail"]
+    assert "over" in r.json()["error"]["message"]
 
 
 async def test_a_resume_answer_is_bounded_by_what_the_question_can_still_hold(
@@ -103,7 +103,7 @@ async def test_a_resume_answer_is_bounded_by_what_the_question_can_still_hold(
     url = f"/v1/runs/{body['run_id']}/resume"
     room = 2000 - len(vague) - 1
     too_long = await client.post(url, json={"answer": "好" * (room + 1)}, headers=api.headers())
-    assert too_long.status_code == 422 and str(room) in too_long.json()["detail"]
+    assert too_long.status_code == 422 and str(room) in too_long.json()["error"]["message"]
     still = await client.get(f"/v1/runs/{body['run_id']}", headers=api.headers())
     assert still.json()["status"] == "needs_input"
     fits = await client.post(url, json={"answer": LOOKUP}, headers=api.headers())
@@ -126,5 +126,5 @@ async def test_oversized_request_headers_are_refused_and_the_server_lives_on(
         f"X-H{i}": "b" * 200 for i in range(400)
     }  # fmt: skip
     r = await client.get("/health", headers=api.headers(**big))
-    assert r.status_code == 431 and "16384" in r.json()["detail"]
+    assert r.status_code == 431 and "16384" in r.json()["error"]["message"]
     assert (await client.get("/health")).status_code == 200

@@ -56,7 +56,7 @@ async def test_review_then_approve_over_http(client: httpx.AsyncClient, api: Api
     assert record["pending_question"] is None and proposal["actions"]
     assert proposal["estimate"]["tool_calls"] >= 1
     wrong = await resume(client, headers, run_id, {"answer": "yes"})
-    assert wrong.status_code == 409 and "plan review" in wrong.json()["detail"]
+    assert wrong.status_code == 409 and "plan review" in wrong.json()["error"]["message"]
     assert (await resume(client, headers, run_id, {"decision": "approve"})).status_code == 202
     events, view = await finished(client, headers, run_id)
     kinds = [e["event"] for e in events]

@@ -116,7 +116,7 @@ async def test_another_tenants_run_is_not_found(
     url = path.format(id=run_id)
     response = await client.request(method, url, json=body, headers=api.headers("b"))
     assert response.status_code == 404, response.text
-    assert run_id in response.json()["detail"]
+    assert run_id in response.json()["error"]["message"]
     same_tenant = await client.get(f"/v1/runs/{run_id}", headers=api.headers("a2"))
     assert same_tenant.status_code == 200 and same_tenant.json()["status"] == "completed"
 
@@ -178,7 +178,7 @@ async def test_a_merchant_outside_the_key_is_forbidden(
     )
     assert response.status_code == status, response.text
     if status == 403:
-        assert merchant in response.json()["detail"]
+        assert merchant in response.json()["error"]["message"]
 
 
 async def test_a_bound_key_reads_its_merchants_private_data(

@@ -12,6 +12,7 @@ import typer
 from deepagent.cli import config_cmd, skills_cmd, tools_cmd
 from deepagent.cli.ask_cmd import ask_command
 from deepagent.cli.batch_cmd import batch_command
+from deepagent.cli.console import OneLineErrors
 from deepagent.cli.context_cmd import context_command
 from deepagent.cli.errors import EXIT_BAD_INPUT
 from deepagent.cli.serve_cmd import keys_app, serve_command
@@ -29,6 +30,7 @@ def build_app() -> typer.Typer:
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         add_completion=False,
+        cls=OneLineErrors,
     )
     app.callback()(_root)
     app.add_typer(tools_cmd.app, name="tools")

@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 from rich.table import Table
 
 from context_loader.models import ContextRequest, LoadedContext, PageContext
+from deepagent.cli.console import make_console
 from deepagent.cli.errors import bad_input
 from deepagent.core.settings import load_settings
 from deepagent.tools.executor import validation_message
@@ -66,7 +66,7 @@ def _requirements(ctx: LoadedContext) -> Table:
 
 
 def _print(ctx: LoadedContext) -> None:
-    console = Console()
+    console = make_console()
     table = Table(title=f"modules ({ctx.classifier})", show_lines=False)
     for col in ("module", "score", "selected", "evidence"):
         table.add_column(col)

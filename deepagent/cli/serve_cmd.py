@@ -10,6 +10,7 @@ import typer
 
 from deepagent.cli.errors import bad_input
 from deepagent.core.settings import Settings, load_settings
+from deepagent.observability.logs import LogFormat, LogLevel, configure_logging
 
 keys_app = typer.Typer(help="API keys: create (shown once), list, revoke.", no_args_is_help=True)
 
@@ -20,9 +21,14 @@ def serve_command(
     no_auth: Annotated[
         bool, typer.Option("--no-auth", help="Accept requests without an API key (local use).")
     ] = False,
+    log_level: Annotated[LogLevel, typer.Option("--log-level", help="Log level.")] = "info",
+    log_format: Annotated[
+        LogFormat, typer.Option("--log-format", help="Log lines as JSON objects or text.")
+    ] = "text",
 ) -> None:
     """Serve the HTTP API (runs, SSE events, OpenAI-compatible chat) until stopped."""
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
 
     from deepagent.distributed.connection import RedisUnavailable, connect
     from deepagent.service.app import create_app
@@ -38,9 +44,11 @@ def serve_command(
     # h11 refuses a request head over this by closing the connection; above the app's own
     # header cap, so that a head between the two gets a 431 with a reason
     head_cap = max(131_072, 8 * settings.api_max_header_bytes)
+    configure_logging(log_level, log_format)  # JSON: uvicorn's own lines go through it too
     uvicorn.run(
-        create_app(settings), host=host, port=port, log_level="info",
+        create_app(settings), host=host, port=port, log_level=log_level,
         h11_max_incomplete_event_size=head_cap,
+        log_config=None if log_format == "json" else LOGGING_CONFIG,
     )  # fmt: skip
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 from deepagent.cli.errors import bad_input
 
-LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+LogLevel = Literal["critical", "error", "warning", "info", "debug", "trace"]
 
 
 def sim_llm_command(
@@ -35,7 +35,7 @@ def sim_llm_command(
             "invalid, unavailable; repeatable.",
         ),
     ] = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
+    log_level: Annotated[LogLevel, typer.Option("--log-level", help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve the offline models (offline-planner, offline-analyst, ...) as an OpenAI-compatible
     endpoint at http://HOST:PORT/v1; exit 2 on bad flags or a port in use."""
@@ -43,8 +43,6 @@ def sim_llm_command(
     from deepagent.simllm.policies import POLICIES
     from deepagent.simllm.server import build_server, check_port
 
-    if log_level not in LOG_LEVELS:
-        bad_input(f"--log-level must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
     if not 0 <= port <= 65535:
         bad_input(f"--port must be within 0-65535, got {port}")
     try:

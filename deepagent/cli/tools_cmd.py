@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.tree import Tree
 
+from deepagent.cli.console import make_console, renamed
 from deepagent.cli.errors import EXIT_FAILED, bad_input
 from deepagent.core.schema import JSON, ToolResult
 from deepagent.core.settings import Settings, load_settings
@@ -21,8 +21,10 @@ from deepagent.tools.registry import RegistryError
 app = typer.Typer(help="List the tool tree and call tools.", no_args_is_help=True)
 
 DataOption = Annotated[
-    Path | None, typer.Option("--data", help="SQLite database (default: DEEPAGENT_DATA_PATH).")
+    Path | None,
+    typer.Option("--data-path", help="SQLite database (default: DEEPAGENT_DATA_PATH)."),
 ]
+OldDataOption = Annotated[Path | None, typer.Option("--data", hidden=True)]  # its old name
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON only.")]
 
 
@@ -66,7 +68,7 @@ def _print_tree(tree: list[dict[str, JSON]], total: int) -> None:
             sub = branch.add(f"[magenta]{fm['name']}[/] [dim]{fm['description']}[/]")
             for t in fm["tools"]:
                 sub.add(f"{t['signature']}  [dim]{t['description']}[/]")
-    Console().print(root)
+    make_console().print(root)
 
 
 @app.command("call")
@@ -74,6 +76,7 @@ def call_tool(
     name: Annotated[str, typer.Argument(help="Tool name, e.g. recognize_category.")],
     args: Annotated[str, typer.Option("--args", "-a", help="Arguments as a JSON object.")] = "{}",
     data: DataOption = None,
+    old_data: OldDataOption = None,
     now: Annotated[
         str | None, typer.Option("--now", help="The question's date (YYYY-MM-DD).")
     ] = None,
@@ -84,6 +87,7 @@ def call_tool(
     Exit codes: 0 ok or empty data, 1 the tool failed or timed out, 2 bad input.
     """
     parsed_args = _parse_args(args)
+    data = renamed(data, old_data, "--data-path", "--data")
     settings = _settings(data, _parse_date(now))
     registry = _registry(settings)
     if registry.get(name) is None:
@@ -125,9 +129,9 @@ def _print_result(result: ToolResult, as_json: bool) -> None:
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
-    console = Console()
+    out = make_console()
     style = {"ok": "green", "empty": "yellow", "failed": "red"}[result.status]
-    console.print(f"[{style}]{result.status}[/] [dim]{result.source}[/]")
-    console.print(result.plain_text, markup=False)
+    out.print(f"[{style}]{result.status}[/] [dim]{result.source}[/]")
+    out.print(result.plain_text, markup=False)
     if result.truncated:
-        console.print(f"[dim](truncated; {result.total} items in all)[/]")
+        out.print(f"[dim](truncated; {result.total} items in all)[/]")

@@ -12,21 +12,30 @@ from __future__ import annotations
 from types import TracebackType
 
 from rich.console import Console
-from rich.status import Status
+from rich.live import Live
+from rich.spinner import Spinner
+
+from deepagent.core.question import Language
 
 TEXT = "Loading the models and the question's context..."
+TEXTS: dict[Language, str] = {"en": TEXT, "zh": "正在加载模型和问题的上下文……"}
 
 
 class Waiting:
-    def __init__(self, quiet: bool, console: Console | None = None) -> None:
+    def __init__(
+        self, quiet: bool, console: Console | None = None, language: Language = "en"
+    ) -> None:
         self.quiet = quiet
         self.console = console
-        self.status: Status | None = None
+        self.text = TEXTS[language]
+        self.status: Live | None = None
 
     def start(self) -> Waiting:
         console = self.console or Console(stderr=True)
         if not self.quiet and console.is_terminal:
-            self.status = console.status(TEXT)  # transient: cleared when it stops
+            # transient: cleared when it stops; stdout left alone (it is the answer's)
+            spinner = Spinner("dots", self.text, style="status.spinner")
+            self.status = Live(spinner, console=console, transient=True, redirect_stdout=False)
             self.status.start()
         return self
 

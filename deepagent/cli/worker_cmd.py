@@ -11,6 +11,7 @@ import typer
 
 from deepagent.cli.errors import bad_input
 from deepagent.core.settings import load_settings
+from deepagent.observability.logs import LogFormat, LogLevel, configure_logging
 
 QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
 
@@ -25,6 +26,13 @@ def worker_command(
         str | None, typer.Option("--url", help="Redis URL (default: REDIS_URL).")
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every job.")] = False,
+    log_level: Annotated[
+        LogLevel | None,
+        typer.Option("--log-level", help="Log level (default: warning, info with --verbose)."),
+    ] = None,
+    log_format: Annotated[
+        LogFormat, typer.Option("--log-format", help="Log lines as JSON objects or text.")
+    ] = "text",
 ) -> None:
     """Start an RQ worker for SubAgent jobs (exit 2 when Redis or the data is missing at
     start; a later Redis outage restarts the worker process, SIGTERM / SIGINT stops it)."""
@@ -46,7 +54,8 @@ def worker_command(
         connect(url, socket_timeout=None).close()  # each worker process connects anew
     except RedisUnavailable as exc:
         bad_input(str(exc))
-    _log_to_stderr(verbose)
+    level: LogLevel = log_level or ("info" if verbose else "warning")
+    _log_to_stderr(level, log_format)
     prepare(settings)  # once, before forking: every worker process and horse inherits it
     code = Supervisor(
         lambda replaces: worker_process(
@@ -57,12 +66,10 @@ def worker_command(
         raise typer.Exit(code)
 
 
-def _log_to_stderr(verbose: bool) -> None:
-    """The supervisor's and worker's own lines (restarts, lost connections) on stderr."""
+def _log_to_stderr(level: LogLevel, fmt: LogFormat) -> None:
+    """The supervisor's and worker's own lines (restarts, lost connections) and the run
+    lines of its jobs on stderr, through one root handler (text or JSON)."""
+    configure_logging(level, fmt)
     logger = logging.getLogger("deepagent.worker")
-    if not logger.handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
-        logger.addHandler(handler)
-        logger.propagate = False
-    logger.setLevel(logging.INFO if verbose else logging.WARNING)
+    logger.propagate = True
+    logger.setLevel(logging.NOTSET)  # the root's level (--log-level) decides

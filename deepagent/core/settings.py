@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, ValidationError
+from pydantic import AliasChoices, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from deepagent.core.vocab import Mode, ReviewPlan
@@ -20,12 +20,41 @@ from deepagent.llm.config import ModelConfig, Role
 
 DEFAULT_NOW = date(2026, 1, 15)
 
+HOME_PATHS = (
+    "data_path",
+    "cache_dir",
+    "workspace_root",
+    "runs_dir",
+    "service_db_path",
+    "checkpoint_path",
+)
+"""The path settings whose defaults (``var/...``) lie under the project home; a value
+given (a variable, an override) is kept as given, relative to the working directory."""
+
+
+def source_home() -> Path | None:
+    """The checkout this package runs from (the directory of its pyproject.toml), or None
+    when it is installed (no source tree around it)."""
+    root = Path(__file__).resolve().parents[2]
+    project = root / "pyproject.toml"
+    try:
+        if 'name = "deepagent"' in project.read_text(encoding="utf-8"):
+            return root
+    except OSError:
+        return None
+    return None
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="DEEPAGENT_", extra="forbid", populate_by_name=True
     )
 
+    home: Path | None = Field(
+        default=None,
+        description="Project home: the default paths (var/...) lie under it. Unset: the"
+        " source checkout holding pyproject.toml, else the working directory.",
+    )
     data_path: Path = Field(
         default=Path("var/marketplace.db"),
         description="SQLite database of the business modules (deepagent data generate).",
@@ -206,6 +235,20 @@ class Settings(BaseSettings):
     checkpoint_path: Path = Field(
         default=Path("var/checkpoints.sqlite"), description="LangGraph checkpoints (SQLite)."
     )
+
+    @model_validator(mode="after")
+    def _defaults_under_home(self) -> Settings:
+        """Default paths resolved against the project home, not the working directory:
+        `deepagent ask` finds the same database from any directory."""
+        self.__dict__["home"] = self.home or source_home() or Path.cwd()  # not counted as given
+        for name in HOME_PATHS:
+            if name not in self.model_fields_set:
+                self.__dict__[name] = self.in_home(getattr(self, name))
+        return self
+
+    def in_home(self, path: Path) -> Path:
+        """A default path (``var/...``) under the project home; an absolute one unchanged."""
+        return (self.home or Path.cwd()) / path
 
     def model_for(self, role: Role) -> ModelConfig:
         return self.models.get(role, ModelConfig())

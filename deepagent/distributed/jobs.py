@@ -21,6 +21,7 @@ from context_loader.models import ContextRequest
 from deepagent.core.settings import Settings, load_settings
 from deepagent.distributed.alive import current_job_alive
 from deepagent.distributed.protocol import RunJob, job_result
+from deepagent.observability import tracing
 
 if TYPE_CHECKING:
     from deepagent.agent import Agent
@@ -35,6 +36,7 @@ def preload(settings: Settings) -> Agent:
         from deepagent.agent import Agent
         from deepagent.deps import RunDeps
 
+        tracing.setup_tracing()  # before the work horses fork: each inherits it
         _agent = Agent(RunDeps.create(settings, use_redis=False))
         asyncio.run(_warm_up(_agent))
     return _agent
@@ -54,14 +56,17 @@ async def run_job(payload: dict[str, Any]) -> dict[str, Any]:
     request = ContextRequest.model_validate(job.request)
     agent = preload(load_settings())
     started = time.time()
-    async with current_job_alive(job.heartbeat_s, job.alive_ttl_s):
-        if job.kind == "subagent":
-            record = await agent.run_subagent(request, job.run_id)
-        else:
-            record = await agent.run_to_end(
-                request, mode=job.mode, run_id=job.run_id, review_plan=job.review_plan
-            )
-            await agent.discard(job.run_id)
+    with tracing.continued(job.trace_context):  # the submitting action's span, if traced
+        async with current_job_alive(job.heartbeat_s, job.alive_ttl_s):
+            if job.kind == "subagent":
+                record = await agent.run_subagent(request, job.run_id)
+            else:
+                record = await agent.run_to_end(
+                    request, mode=job.mode, run_id=job.run_id, review_plan=job.review_plan
+                )
+                await agent.discard(job.run_id)
+    if tracing.enabled():  # a work horse exits right after its job: export its spans now
+        await asyncio.to_thread(tracing.flush)
     return job_result(record.model_dump(mode="json"), started)
 
 

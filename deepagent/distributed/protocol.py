@@ -13,6 +13,7 @@ from context_loader.models import ContextRequest
 from deepagent.core.schema import JSON, Strict
 from deepagent.core.settings import Settings
 from deepagent.core.vocab import Mode, ReviewPlan
+from deepagent.observability.tracing import inject
 
 JOB_FUNC = "deepagent.distributed.jobs.run_job"
 """The one RQ entry point (``deepagent.distributed.jobs.run_subagent`` and
@@ -35,6 +36,9 @@ class RunJob(Strict):
     )
     heartbeat_s: float = Field(gt=0, description="how often the job reports it is alive")
     alive_ttl_s: float = Field(gt=0, description="how long one report counts")
+    trace_context: dict[str, str] = Field(
+        default_factory=dict, description="W3C trace context (traceparent) to continue, if traced"
+    )
 
 
 def job_payload(
@@ -46,8 +50,9 @@ def job_payload(
     review_plan: ReviewPlan | None = None,
 ) -> dict[str, JSON]:
     """The payload of a job, its liveness timings from the settings of the run that
-    submits it (so run and worker agree)."""
-    return RunJob(
+    submits it (so run and worker agree), and the submitter's trace context when traced
+    (left out otherwise: a worker of the previous release refuses unknown fields)."""
+    payload = RunJob(
         kind=kind,
         run_id=run_id,
         request=request.model_dump(mode="json"),
@@ -55,7 +60,11 @@ def job_payload(
         review_plan=review_plan,
         heartbeat_s=settings.worker_heartbeat_s,
         alive_ttl_s=settings.subagent_lost_after_s,
+        trace_context=inject(),
     ).model_dump(mode="json")
+    if not payload["trace_context"]:
+        del payload["trace_context"]
+    return payload
 
 
 class JobResult(Strict):

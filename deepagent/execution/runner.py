@@ -22,6 +22,7 @@ from deepagent.core.vocab import ActionStatus
 from deepagent.execution.dag import PlanError, build_dag
 from deepagent.execution.records import ActionRecord, TreeOutcome
 from deepagent.execution.refs import find_asks, for_each_items, resolve_refs
+from deepagent.observability.spans import traced_call
 from deepagent.tools import ToolExecutor
 
 EventSink = Callable[[str, ActionRecord], None]
@@ -175,7 +176,9 @@ class TreeRunner:
         started = time.perf_counter()
         record.started_ms = round((started - self.t0) * 1000, 3)
         async with self.subagent_slots if spec.kind == "subagent" else self.slots:
-            result = await self._call(spec, args, index)
+            result = await traced_call(
+                self.executor.context.run_id, record, self._call(spec, args, index)
+            )
         record.duration_ms = round((time.perf_counter() - started) * 1000, 3)
         record.status = result.status
         record.error = None if result.error is None else result.error.message

@@ -1,4 +1,5 @@
-"""``create_app(settings)``: the FastAPI service (OpenAPI docs at /docs)."""
+"""``create_app(settings)``: the FastAPI service (OpenAPI at /openapi.json, Swagger UI at
+/docs and ReDoc at /redoc, their assets served by the service itself: no CDN)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 
 from deepagent.agent import Agent
 from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
-from deepagent.service import openai_compat, routes_runs
+from deepagent.service import errors, observability, openai_compat, routes_runs
 from deepagent.service.backends import open_checkpointer, open_store
 from deepagent.service.limits import BodyLimit, RateLimiter
 from deepagent.service.manager import RunManager
+from deepagent.service.openapi_docs import one_error_shape
 from deepagent.service.request_id import RequestId
 from deepagent.service.state import ServiceState, readiness
-from deepagent.service.text import safe_errors
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -40,7 +41,7 @@ def create_app(settings: Settings) -> FastAPI:
                 await manager.close()
                 await store.close()
 
-    app = FastAPI(
+    app = FastAPIOffline(  # Swagger UI at /docs, ReDoc at /redoc: assets served locally
         title="DeepAgent orchestration service",
         version="0.1",
         description="Planner/executor runs over business-module tools, streamed as events.",
@@ -55,16 +56,19 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(routes_runs.router)
     app.include_router(openai_compat.router)
 
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        """422 with each error's location, message and type; never the input itself."""
-        return JSONResponse({"detail": safe_errors(exc.errors())}, status_code=422)
+    errors.install(app)
+    one_error_shape(app)
+    observability.install(app, settings)  # /metrics; server spans when tracing is on
 
     @app.get("/health", tags=["ops"])
     async def health() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/ready", tags=["ops"])
+    @app.get(
+        "/ready",
+        tags=["ops"],
+        responses={503: {"description": "Not ready: the body names the check that failed"}},
+    )
     async def ready(request: Request) -> JSONResponse:
         """200 when the service store answers and the business data is there, else 503
         with the check that failed (a load balancer's readiness probe)."""

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import HTTPException, Request
+from typing import Annotated
 
+from fastapi import HTTPException, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from deepagent.observability.logs import bind_caller
 from deepagent.service.keys import ALL_MODULES, digest
 from deepagent.service.limits import retry_after
 from deepagent.service.state import ServiceState
@@ -19,10 +23,22 @@ def service(request: Request) -> ServiceState:
     return state
 
 
-async def caller(request: Request) -> KeyRow:
+BEARER = HTTPBearer(
+    auto_error=False,
+    scheme_name="apiKey",
+    description="An API key made with `deepagent keys create` (none when auth is off)",
+)
+"""Declares the bearer scheme in the OpenAPI document; :func:`caller` checks the key."""
+
+
+async def caller(
+    request: Request,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)] = None,
+) -> KeyRow:
     """The calling key (401 without a valid one); with auth off, the local key."""
     state = service(request)
     if not state.settings.api_auth:
+        bind_caller(tenant=LOCAL_KEY.tenant, key=LOCAL_KEY.name)
         return LOCAL_KEY
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
@@ -33,6 +49,7 @@ async def caller(request: Request) -> KeyRow:
     if key is None:
         raise HTTPException(401, "invalid or revoked API key",
                             headers={"WWW-Authenticate": "Bearer"})  # fmt: skip
+    bind_caller(tenant=key.tenant, key=key.name)  # on the run lines of the runs it starts
     return key
 
 

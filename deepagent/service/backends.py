@@ -18,6 +18,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from deepagent.core.settings import Settings
 from deepagent.service.store import NewRun, RunRow, SqliteStore
 from deepagent.service.store_keys import KeyRow, NewKey
+from deepagent.service.store_listing import RunFilter, RunSummary
 
 # pg_advisory_lock key: API processes starting together run the saver's migrations in turn
 CHECKPOINT_SETUP_LOCK = 0x63686B70  # "chkp"
@@ -33,6 +34,9 @@ class ServiceStore(Protocol):
     ) -> tuple[str, bool]: ...
     async def idempotent_run(self, key_id: str, key: str, body_hash: str) -> str | None: ...
     async def get_run(self, run_id: str) -> RunRow | None: ...
+    async def list_runs(
+        self, tenant: str, where: RunFilter, after: str | None, limit: int
+    ) -> list[RunSummary]: ...
     async def set_status(
         self, run_id: str, status: str, record: dict[str, Any] | None = None
     ) -> None: ...

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from deepagent.service.errors import error_body
+
 
 @dataclass
 class _Bucket:
@@ -89,7 +91,7 @@ class BodyLimit:
 
 
 async def _reject(send: Send, status: int, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode()
+    body = json.dumps(error_body(status, detail)).encode()
     headers = [(b"content-type", b"application/json")]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -15,6 +15,7 @@ from deepagent.review.model import Approve, Cancel, Edit, Reject
 from deepagent.service.text import refuse_lone_surrogates
 
 ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
+ServiceStatus = Literal["running", "completed", "needs_input", "failed", "cancelled"]
 
 
 class Body(Strict):
@@ -74,7 +75,7 @@ class RunAccepted(Strict):
 
 class RunView(Strict):
     run_id: str
-    status: Literal["running", "completed", "needs_input", "failed", "cancelled"]
+    status: ServiceStatus
     question: str
     record: RunRecord | None = Field(
         default=None, description="the RunRecord, once the run has finished or waits for input"
@@ -134,3 +135,25 @@ def view(run_id: str, status: str, question: str, record: dict[str, Any] | None)
         question=question,
         record=RunRecord.model_validate(record) if record and status != "running" else None,
     )
+
+
+class RunListItem(Strict):
+    run_id: str
+    status: ServiceStatus
+    question: str
+    user_id: str
+    conversation_id: str | None
+    mode: str
+    created_at: float = Field(description="Unix time the run was created")
+    updated_at: float = Field(description="Unix time of its last status change")
+
+
+class RunList(Strict):
+    """One page of runs, newest first (OpenAI's list shape): pass ``last_id`` as ``after``
+    for the next page while ``has_more``."""
+
+    object: Literal["list"] = "list"
+    data: list[RunListItem]
+    first_id: str | None
+    last_id: str | None
+    has_more: bool

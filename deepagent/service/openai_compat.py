@@ -29,13 +29,14 @@ caller's key (same auth, limits and module scope as ``/v1/runs``), visible at
 - Extension ``deepagent`` on the completion and the final chunk: run_id, status,
   stop_reason, record_url, resume_url (needs_input only). The run id is also in the
   ``x-deepagent-run-id`` header and the completion id ``chatcmpl-<run_id>``.
-- ``usage``: approximate tokens of the request messages and of the answer
-  (``count_tokens_approximately``); the run's own model tokens are in its RunRecord.
+- ``usage``: the run's own model tokens, every role summed (planner, analyst,
+  summarizer, SubAgents...: the RunRecord's ``tokens``), as ``prompt_tokens`` /
+  ``completion_tokens``; per role in ``usage.deepagent_roles``. Streamed too, with
+  ``stream_options.include_usage``.
 - Request fields used: model, messages, stream, stream_options.include_usage, n (only
   1), user (the run's user_id), metadata.review_plan (off, first_round, every_round).
-  Accepted and ignored: every other field (temperature, top_p, max_tokens,
-  max_completion_tokens, stop, seed, penalties, logit_bias, logprobs, response_format,
-  tools, tool_choice, store, ...).
+  OpenAI's other fields are checked with OpenAI's types and ranges and then ignored;
+  an unknown field is a 400 (``openai_models``).
 """
 
 from __future__ import annotations
@@ -49,9 +50,6 @@ from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
-from langchain_core.messages import AIMessage
-from langchain_core.messages import ChatMessage as LcMessage
-from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
@@ -59,9 +57,11 @@ from deepagent.core.vocab import Mode
 from deepagent.record import RunRecord
 from deepagent.review.describe import describe
 from deepagent.service.auth import caller, service
+from deepagent.service.errors import documented, error_body, error_response
 from deepagent.service.models import ID, RunCreate, RunOptions
-from deepagent.service.openai_errors import OpenAIRoute, error_body, error_response, run_error
+from deepagent.service.openai_errors import OpenAIRoute, run_error
 from deepagent.service.openai_models import ChatRequest, Message
+from deepagent.service.openapi_docs import CHAT_OK
 from deepagent.service.routes_runs import POLL_S, owned, start_run, stream
 from deepagent.service.state import ServiceState
 from deepagent.service.store import KeyRow, RunRow
@@ -76,7 +76,12 @@ MODELS: dict[str, Mode] = {
 RUN_HEADER = "x-deepagent-run-id"
 NO_RETRY = {"x-should-retry": "false"}
 SETTLE_POLLS = 10  # how long a stream waits for another process to store a failed record
-router = APIRouter(prefix="/v1", tags=["openai"], route_class=OpenAIRoute)
+router = APIRouter(
+    prefix="/v1",
+    tags=["openai"],
+    route_class=OpenAIRoute,
+    responses=documented(400, 401, 413, 431, 500),
+)
 Caller = Annotated[KeyRow, Depends(caller)]
 State = Annotated[ServiceState, Depends(service)]
 
@@ -88,14 +93,16 @@ def mode_of(model: str) -> Mode:
     if model not in MODELS:
         known = ", ".join(MODELS)
         message = f"The model {model!r} does not exist; known models: {known}"
-        raise HTTPException(404, {"message": message, "code": "model_not_found"})
+        raise HTTPException(404, {"message": message, "code": "model_not_found", "param": "model"})
     return MODELS[model]
 
 
 def text_of(message: Message) -> str:
     """The message's text (400 for image, audio or file parts)."""
     if isinstance(message.content, list) and any(p.type != "text" for p in message.content):
-        raise HTTPException(400, "messages: only text content parts are supported")
+        raise HTTPException(
+            400, {"message": "messages: only text content parts are supported", "param": "messages"}
+        )
     return _text(message)
 
 
@@ -109,7 +116,11 @@ def split(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
     """The question (the last user message) and the user/assistant turns before it."""
     users = [i for i, m in enumerate(messages) if m.role == "user"]
     if not users:
-        raise HTTPException(400, "messages: no user message (the last one is the question)")
+        raise HTTPException(
+            400,
+            {"message": "messages: no user message (the last one is the question)",
+             "param": "messages"},
+        )  # fmt: skip
     turns = [
         {"role": m.role, "content": text_of(m)}
         for m in messages[: users[-1]]
@@ -120,9 +131,12 @@ def split(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
 
 def run_body(body: ChatRequest, question: str, mode: Mode) -> RunCreate:
     if body.n not in (None, 1):
-        raise HTTPException(400, "n: only one choice (n=1) is supported")
+        raise HTTPException(
+            400, {"message": "n: only one choice (n=1) is supported", "param": "n",
+                  "code": "unsupported_value"}
+        )  # fmt: skip
     if body.user is not None and not re.fullmatch(ID, body.user):
-        raise HTTPException(400, f"user: must match {ID}")
+        raise HTTPException(400, {"message": f"user: must match {ID}", "param": "user"})
     review = (body.metadata or {}).get("review_plan")
     try:
         options = RunOptions(review_plan=review)
@@ -161,12 +175,15 @@ def finish_reason(stop_reason: str | None) -> str:
     return "length" if stop_reason and stop_reason.startswith("max_") else "stop"
 
 
-def usage(messages: list[Message], answer: str) -> dict[str, int]:
-    asked = [LcMessage(content=_text(m), role=m.role) for m in messages]
-    prompt = count_tokens_approximately(asked)
-    completion = count_tokens_approximately([AIMessage(answer)]) if answer else 0
+def usage(record: dict[str, Any] | None) -> dict[str, Any]:
+    """OpenAI's ``usage`` from the run's real model tokens (its record's, every role)."""
+    tokens = RunRecord.model_validate(record).tokens if record else {}
+    prompt = sum(t.input for t in tokens.values())
+    completion = sum(t.output for t in tokens.values())
+    roles = {role: {"prompt_tokens": t.input, "completion_tokens": t.output}
+             for role, t in sorted(tokens.items())}  # fmt: skip
     return {"prompt_tokens": prompt, "completion_tokens": completion,
-            "total_tokens": prompt + completion}  # fmt: skip
+            "total_tokens": prompt + completion, "deepagent_roles": roles}  # fmt: skip
 
 
 class Chunks:
@@ -230,7 +247,7 @@ class Chunks:
         options = self.body.stream_options
         if options is not None and options.include_usage:
             tail = self.frame("chat.completion.chunk", [])
-            tail["usage"] = usage(self.body.messages, "".join(self.parts))
+            tail["usage"] = usage(event.get("record"))
             out.append(tail)
         return out
 
@@ -270,7 +287,7 @@ async def list_models() -> dict[str, Any]:
     return {"object": "list", "data": [_model(m) for m in MODELS]}
 
 
-@router.get("/models/{model}", dependencies=[Depends(caller)])
+@router.get("/models/{model}", dependencies=[Depends(caller)], responses=documented(404))
 async def get_model(model: str) -> dict[str, Any]:
     mode_of(model)
     return _model(model)
@@ -280,7 +297,11 @@ def _model(name: str) -> dict[str, Any]:
     return {"id": name, "object": "model", "created": 0, "owned_by": "deepagent"}
 
 
-@router.post("/chat/completions", response_model=None)
+@router.post(
+    "/chat/completions",
+    response_model=None,
+    responses=documented(403, 404, 409, 429, 502, 503) | {200: CHAT_OK},
+)
 async def chat_completions(
     body: ChatRequest, request: Request, key: Caller, state: State
 ) -> Response:
@@ -308,7 +329,7 @@ def completion(body: ChatRequest, row: RunRow, record: RunRecord) -> dict[str, A
     choice = {"index": 0, "message": message, "logprobs": None,
               "finish_reason": finish_reason(record.stop_reason)}  # fmt: skip
     out = Chunks(row.id, body).frame("chat.completion", [choice])
-    out["usage"] = usage(body.messages, content)
+    out["usage"] = usage(record.model_dump(mode="json"))
     coverage = [c.model_dump(mode="json") for c in record.coverage]
     review = record.pending_review.model_dump(mode="json") if record.pending_review else None
     out["deepagent"] = extension(
@@ -343,8 +364,10 @@ async def chunks(
     async with aclosing(events):
         async for sse in events:
             event = json.loads(str(sse.data))
-            if event.get("type") == "run_finished" and event.get("status") == "failed":
-                event["error"] = await final_error(state, out.run_id)
+            if event.get("type") == "run_finished":
+                event["record"] = await final_record(state, out.run_id)
+                if event.get("status") == "failed":
+                    event["error"] = (event["record"] or {}).get("error")
             for item in out.on_event(event):
                 if isinstance(item, str):
                     yield ServerSentEvent(comment=item)
@@ -355,9 +378,9 @@ async def chunks(
     yield ServerSentEvent(data="[DONE]")
 
 
-async def final_error(state: ServiceState, run_id: str) -> str | None:
-    """The failed run's stored error (its record is stored just after its last event),
-    which says whether a model was unavailable or erred."""
+async def final_record(state: ServiceState, run_id: str) -> dict[str, Any] | None:
+    """The finished run's stored record (stored just after its last event): its tokens,
+    and for a failed run its error, which says whether a model was unavailable or erred."""
     await state.manager.finished(run_id)
     row = await state.store.get_run(run_id)
     for _ in range(SETTLE_POLLS):  # driven by another process: its record comes soon
@@ -365,8 +388,7 @@ async def final_error(state: ServiceState, run_id: str) -> str | None:
             break
         await state.manager.wait(run_id, POLL_S)
         row = await state.store.get_run(run_id)
-    error = (row.record or {}).get("error") if row else None
-    return str(error) if error else None
+    return row.record if row else None
 
 
 def _json(payload: dict[str, Any]) -> str:

@@ -7,7 +7,7 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi import Path as FPath
@@ -17,6 +17,7 @@ from context_loader.models import ContextRequest
 from deepagent.agent import NotWaiting
 from deepagent.review.model import InvalidEdit
 from deepagent.service.auth import admit, caller, service
+from deepagent.service.errors import STANDARD, documented
 from deepagent.service.keys import allows, scope
 from deepagent.service.models import (
     ID,
@@ -29,15 +30,20 @@ from deepagent.service.models import (
     ResumeBody,
     RunAccepted,
     RunCreate,
+    RunList,
+    RunListItem,
     RunView,
+    ServiceStatus,
     view,
 )
+from deepagent.service.openapi_docs import EVENTS_OK
 from deepagent.service.state import ServiceState
 from deepagent.service.store import IdempotencyConflict, KeyRow, NewRun, RunRow
+from deepagent.service.store_listing import CursorNotFound, RunFilter
 from deepagent.tools.registry import ALWAYS_LOADED
 from deepagent.tools.spec import may_read_merchant
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", tags=["runs"], responses=documented(*STANDARD))
 Caller = Annotated[KeyRow, Depends(caller)]
 State = Annotated[ServiceState, Depends(service)]
 POLL_S = 1.0
@@ -108,7 +114,13 @@ async def owned(state: ServiceState, key: KeyRow, run_id: str) -> RunRow:
     return row
 
 
-@router.post("/runs", status_code=202, response_model=RunAccepted | RunView)
+@router.post(
+    "/runs",
+    status_code=202,
+    response_model=RunAccepted | RunView,
+    responses=documented(403, 409, 429)
+    | {200: {"model": RunView, "description": "with ?wait=true: the finished run"}},
+)
 async def create_run(
     body: RunCreate,
     key: Caller,
@@ -131,7 +143,42 @@ async def create_run(
     )
 
 
-@router.get("/runs/{run_id}", response_model=RunView)
+@router.get("/runs", response_model=RunList, responses=documented(404))
+async def list_runs(
+    key: Caller,
+    state: State,
+    status: Annotated[ServiceStatus | None, Query(description="only runs in this status")] = None,
+    user_id: Annotated[str | None, Query(pattern=ID, description="only this user's")] = None,
+    conversation_id: Annotated[
+        str | None, Query(pattern=ID, description="only this conversation's")
+    ] = None,
+    after: Annotated[
+        str | None, Query(pattern=ID, description="the last_id of the previous page")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="runs per page")] = 20,
+) -> RunList:
+    """The caller's tenant's runs, newest first, a page at a time (404 when ``after``
+    names no run of the tenant)."""
+    where = RunFilter(status=status, user_id=user_id, conversation_id=conversation_id)
+    try:
+        rows = await state.store.list_runs(key.tenant, where, after, limit + 1)
+    except CursorNotFound:
+        raise HTTPException(404, {"message": f"no run {after!r}", "param": "after"}) from None
+    page = [
+        RunListItem(run_id=r.id, status=cast(Any, r.status), question=r.question,
+                    user_id=r.user_id, conversation_id=r.conversation_id, mode=r.mode,
+                    created_at=r.created, updated_at=r.updated)
+        for r in rows[:limit]
+    ]  # fmt: skip
+    return RunList(
+        data=page,
+        first_id=page[0].run_id if page else None,
+        last_id=page[-1].run_id if page else None,
+        has_more=len(rows) > limit,
+    )
+
+
+@router.get("/runs/{run_id}", response_model=RunView, responses=documented(404))
 async def get_run(run_id: str, key: Caller, state: State) -> RunView:
     row = await owned(state, key, run_id)
     return view(row.id, row.status, row.question, row.record)
@@ -142,7 +189,11 @@ MAX_SEQ = 10**18 - 1
 """Event sequence numbers as clients may send them back (SQLite integers are 64-bit)."""
 
 
-@router.get("/runs/{run_id}/events")
+@router.get(
+    "/runs/{run_id}/events",
+    response_class=EventSourceResponse,
+    responses=documented(404) | {200: EVENTS_OK},
+)
 async def run_events(
     run_id: str,
     request: Request,
@@ -180,7 +231,12 @@ async def stream(
         await state.manager.wait(run_id, POLL_S)
 
 
-@router.post("/runs/{run_id}/resume", status_code=202, response_model=RunAccepted)
+@router.post(
+    "/runs/{run_id}/resume",
+    status_code=202,
+    response_model=RunAccepted,
+    responses=documented(404, 409),
+)
 async def resume_run(run_id: str, body: ResumeBody, key: Caller, state: State) -> RunAccepted:
     """Answer the run's question (``{"answer"}``) or its plan review (``{"decision"}``:
     approve, edit, reject with a reason, cancel). 409 when the run waits for the other
@@ -236,7 +292,9 @@ async def _room(state: ServiceState, run_id: str, field: str, text: str) -> None
         )
 
 
-@router.post("/runs/{run_id}/cancel", status_code=202, response_model=RunView)
+@router.post(
+    "/runs/{run_id}/cancel", status_code=202, response_model=RunView, responses=documented(404, 409)
+)
 async def cancel_run(run_id: str, key: Caller, state: State) -> RunView:
     """Idempotent: cancelling a cancelled run answers it again. A run driven by another
     API process answers ``running``: that process applies the stored cancel within a third

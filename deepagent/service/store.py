@@ -31,6 +31,7 @@ import aiosqlite
 from deepagent.core.vocab import ReviewPlan
 from deepagent.service.store_base import Args, Row, Tx, indexes, schema
 from deepagent.service.store_keys import KeyRow, KeyStore
+from deepagent.service.store_listing import RunListing
 from deepagent.service.store_memory import MemoryStore
 from deepagent.service.store_migrate import SQLITE_COLUMNS, migrate
 
@@ -83,7 +84,7 @@ def run_row(row: Row) -> RunRow:
     )  # fmt: skip
 
 
-class SqlStore(KeyStore, MemoryStore):
+class SqlStore(KeyStore, MemoryStore, RunListing):
     """Every operation, in the SQL both backends accept; subclasses give transactions."""
 
     # --- runs -----------------------------------------------------------------------

@@ -60,5 +60,6 @@ CREATE TABLE IF NOT EXISTS user_memory (
 
 INDEXES = """
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status, key_id);
-CREATE INDEX IF NOT EXISTS runs_tenant_conversation ON runs(tenant, conversation_id, created)
+CREATE INDEX IF NOT EXISTS runs_tenant_conversation ON runs(tenant, conversation_id, created);
+CREATE INDEX IF NOT EXISTS runs_tenant_created ON runs(tenant, created, id)
 """

@@ -18,6 +18,7 @@ from types import ModuleType
 import yaml
 from pydantic import Field, ValidationError
 
+from deepagent.core.question import Language
 from deepagent.core.schema import JSON, Strict
 from deepagent.core.settings import Settings
 from deepagent.core.yamlfile import safe_load
@@ -48,6 +49,13 @@ class ParamSpec(Strict):
     timeout_s: float = Field(default=2.0, gt=0)
 
 
+class ToolTitle(Strict):
+    """A tool's name for people (progress lines), in both languages."""
+
+    zh: str = Field(min_length=1, max_length=40)
+    en: str = Field(min_length=1, max_length=80)
+
+
 class ModuleManifest(Strict):
     """What the context loader knows about a business module before loading its tools."""
 
@@ -68,6 +76,10 @@ class ModuleManifest(Strict):
     pages: list[str] = Field(default_factory=list, description="product pages it backs")
     function_modules: dict[str, str] = Field(
         default_factory=dict, description="function module name -> description"
+    )
+    tool_titles: dict[str, ToolTitle] = Field(
+        default_factory=dict,
+        description="tool name -> its title for people (zh, en), shown while a run works",
     )
     params: list[ParamSpec] = Field(
         default_factory=list, description="context parameters loaded before planning"
@@ -128,10 +140,34 @@ class ToolRegistry:
                     f"the {module.name!r} manifest"
                 )
             self.tools[spec.name] = spec
+        unknown = set(module.manifest.tool_titles) - {spec.name for spec in module.tools}
+        if unknown:
+            raise RegistryError(
+                f"the {module.name!r} manifest titles tools it does not define: "
+                + ", ".join(sorted(unknown))
+            )
         self.modules[module.name] = module
 
     def get(self, name: str) -> ToolSpec | None:
         return self.tools.get(name)
+
+    def title(self, name: str, language: Language) -> str:
+        """The tool's title for people in ``language`` (its manifest's ``tool_titles``),
+        else its name in words ("get_category_overview" -> "category overview")."""
+        spec = self.tools.get(name)
+        module = self.modules.get(spec.module) if spec is not None else None
+        titled = module.manifest.tool_titles.get(name) if module is not None else None
+        if titled is not None:
+            return titled.zh if language == "zh" else titled.en
+        words = name.split("_")
+        return " ".join(words[1:] if len(words) > 1 and words[0] == "get" else words)
+
+    def module_title(self, name: str, language: Language) -> str:
+        """The business module's title in ``language`` (its name when unknown)."""
+        module = self.modules.get(name)
+        if module is None:
+            return name
+        return module.manifest.title_zh if language == "zh" else module.manifest.title_en
 
     def entity_names(self, settings: Settings) -> list[str]:
         """All modules' entity names (see ``EntityNames``)."""

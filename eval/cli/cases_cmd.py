@@ -17,6 +17,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
+from deepagent.cli.console import renamed
 from deepagent.cli.errors import bad_input
 from deepagent.core.settings import load_settings
 
@@ -29,14 +30,21 @@ app = typer.Typer(
 )
 
 REVIEW_FILE = Path("var/cases_review.yaml")
+"""Under the project home (DEEPAGENT_HOME, else the checkout), unless given."""
 
 ReviewOption = Annotated[
-    Path, typer.Option("--file", help="Review file (default var/cases_review.yaml).")
+    Path | None,
+    typer.Option("--out", help="Review file (default var/cases_review.yaml of the project)."),
 ]
+OldReviewOption = Annotated[Path | None, typer.Option("--file", hidden=True)]  # its old name
 LibraryOption = Annotated[
     Path | None,
     typer.Option("--library-dir", help="Case library folder (default rag_cases/cases)."),
 ]
+
+
+def _review_file(given: Path | None) -> Path:
+    return given if given is not None else load_settings().in_home(REVIEW_FILE)
 
 
 def _library_dir(given: Path | None) -> Path:
@@ -66,9 +74,7 @@ def propose_command(
     min_score: Annotated[
         float, typer.Option("--min-score", min=0.0, max=1.0, help="Least judge overall.")
     ] = 0.8,
-    out: Annotated[
-        Path, typer.Option("--out", help="Review file (default var/cases_review.yaml).")
-    ] = REVIEW_FILE,
+    given_out: ReviewOption = None,
     library_dir: LibraryOption = None,
 ) -> None:
     """Write candidate cases from the high-scoring runs of RUN_DIR to the review file
@@ -78,6 +84,7 @@ def propose_command(
     from eval.harness.review import DEFAULT_TARGET, check, library_cases
     from rag_cases.store import CaseFileError, load_cases
 
+    out = _review_file(given_out)
     folder = _library_dir(library_dir)
     existing = _read(out)
     registry = _registry()
@@ -122,7 +129,8 @@ def show(console: Console, c: Candidate) -> None:
 
 @app.command("review")
 def review_command(
-    file: ReviewOption = REVIEW_FILE,
+    given_file: ReviewOption = None,
+    old_file: OldReviewOption = None,
     accept_ids: Annotated[
         list[str] | None, typer.Option("--accept", help="Accept these candidates (repeatable).")
     ] = None,
@@ -141,6 +149,7 @@ def review_command(
     reject the ones named. A candidate that fails validation stays pending (exit 1)."""
     from eval.harness.proposals import write_review
 
+    file = _review_file(renamed(given_file, old_file, "--out", "--file"))
     candidates = _read(file)
     accepts, rejects = _ids(accept_ids), _ids(reject_ids)
     known = {c.id for c in candidates}

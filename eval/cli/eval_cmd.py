@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-import yaml
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
 from deepagent.cli.errors import bad_input
 from deepagent.core.settings import Settings, SettingsError, load_settings
-from deepagent.core.yamlfile import safe_load
+from eval.cli.run_support import config_plan, note_kept, print_summary, read_overrides
 
 if TYPE_CHECKING:
-    from eval.harness.cases import EvalCase
     from eval.harness.requirements_eval import RequirementsReport
     from eval.harness.runner import EvalPlan
     from eval.harness.scoring import RunScore
@@ -204,8 +202,14 @@ def eval_run(
     as_json: Annotated[bool, typer.Option("--json", help="Print summary.json.")] = False,
 ) -> None:
     """Run every case (resumable: stored runs are skipped), score process, judge,
-    performance and pass^k, write results.jsonl and summary.json, print the headline."""
+    performance and pass^k, write results.jsonl and summary.json, print the headline.
+
+    Into a directory that already holds results, earlier cases are never lost: the cases
+    run now replace their old results, the others are kept, and summary.json is computed
+    over all of them (a note on stderr says how many were kept). Use another --out for a
+    summary of these cases only."""
     from eval.harness.cases import SetError, load_set
+    from eval.harness.results import ResultsError
     from eval.harness.runner import EvalPlan, MetaMismatchError
 
     if not set_path.exists():
@@ -214,7 +218,7 @@ def eval_run(
         cases = load_set(set_path)[:limit]
     except SetError as exc:
         bad_input(str(exc))
-    overrides = _overrides(config)
+    overrides = read_overrides(config)
     try:
         settings = load_settings(**overrides)
     except SettingsError as exc:
@@ -226,33 +230,20 @@ def eval_run(
     plan = EvalPlan(
         name=name,
         cases=cases,
-        out_dir=out or Path("var/evals") / name,
+        out_dir=out or settings.in_home(Path("var/evals") / name),
         repeat=repeat,
         workers=workers,
         meta={"set": str(set_path), "config": overrides, "repeat": repeat},
     )
     try:
         summary, scores = asyncio.run(_run_plan(plan, settings, quiet=as_json))
-    except MetaMismatchError as exc:
+    except (MetaMismatchError, ResultsError) as exc:
         bad_input(str(exc))
+    note_kept(summary, plan.out_dir)
     if as_json:
         typer.echo(summary.model_dump_json(indent=2))
         return
-    _print_summary(summary, scores, plan.out_dir)
-
-
-def _overrides(config: Path | None) -> dict[str, Any]:
-    if config is None:
-        return {}
-    if not config.exists():
-        bad_input(f"no config file at {config}")
-    try:
-        data = safe_load(config.read_text(encoding="utf-8"))  # YAML reads JSON too
-    except yaml.YAMLError as exc:
-        bad_input(f"{config}: not JSON or YAML ({exc})")
-    if not isinstance(data, dict):
-        bad_input(f"{config}: expected a mapping of settings, got {type(data).__name__}")
-    return data
+    print_summary(summary, scores, plan.out_dir)
 
 
 async def _run_plan(
@@ -273,32 +264,31 @@ async def _run_plan(
         return await run_eval(plan, settings, make_judge(settings), deps=deps, progress=progress)
 
 
-def _print_summary(summary: Summary, scores: list[RunScore], out_dir: Path) -> None:
-    from eval.harness.headline import by_group, failing_lines, headline
-
-    console = Console()
-    console.print(headline(summary))
-    console.print(by_group("by question type", summary.by_question_type))
-    console.print(by_group("by language / source", {**summary.by_language, **summary.by_source}))
-    for line in failing_lines(scores):
-        console.print(f"[yellow]{line}[/]", markup=True, highlight=False)
-    console.print(f"[dim]records, results.jsonl and summary.json in {out_dir}[/]")
-
-
 @app.command("report")
 def eval_report(
     run_dir: Annotated[Path, typer.Argument(help="An eval directory (deepagent eval run).")],
     compare: Annotated[
         Path | None,
-        typer.Option("--compare", help="Another eval directory: the baseline of the deltas."),
+        typer.Option(
+            "--compare",
+            "--baseline",
+            help="Another eval directory, the baseline: deltas, and a case-by-case diff "
+            "(status and metric changes, both answers side by side for changed runs).",
+        ),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Where report.md / report.html go (RUN_DIR).")
     ] = None,
     worst: Annotated[int, typer.Option("--worst", min=1, help="Worst runs listed.")] = 15,
 ) -> None:
-    """Write report.md and a self-contained report.html (inline SVG plots) for an eval
-    directory; with --compare, side by side with the other one and the deltas."""
+    """Write report.md and a self-contained report.html for an eval directory: run
+    metadata (commit, date, settings digest, models), metrics with inline SVG plots,
+    breakdowns, the worst runs and every run (question, answer excerpt, expectations,
+    metrics, pass / fail), filterable by question type, module and status.
+
+    With --compare BASELINE_DIR (or --baseline) the page also holds the deltas against
+    the baseline and a diff case by case: each run's status and metric changes, and
+    for every changed run the baseline's answer beside this run's."""
     from eval.harness.report import write_report
     from eval.harness.report_data import RunDirError, load_run
 
@@ -329,7 +319,11 @@ def eval_compare(
     ] = None,
 ) -> None:
     """Run the same cases under each config (one resumable eval directory per config),
-    print one row per config and write the comparison report (first config = baseline)."""
+    print one row per config and write the comparison report (first config = baseline):
+    OUT/report.md and OUT/report.html, with each other config's diff against the
+    baseline case by case (status and metric changes, answers side by side for the
+    runs that changed). `deepagent eval report RUN --compare BASELINE` gives the same
+    diff for any two eval directories."""
     from eval.harness.cases import SetError, load_set
     from eval.harness.compare import (
         ConfigNameError,
@@ -339,6 +333,7 @@ def eval_compare(
     )
     from eval.harness.report import write_report
     from eval.harness.report_data import load_run
+    from eval.harness.results import ResultsError
     from eval.harness.runner import MetaMismatchError
 
     if not set_path.exists():
@@ -348,13 +343,13 @@ def eval_compare(
         cases = load_set(set_path)[:limit]
     except (ConfigNameError, SetError) as exc:
         bad_input(str(exc))
-    root = out or Path("var/evals") / f"compare-{set_path.stem}"
+    root = out or load_settings().in_home(Path("var/evals") / f"compare-{set_path.stem}")
     runs = []
     for name, config in named:
-        plan, settings = _config_plan(set_path, cases, name, config, root / name, workers)
+        plan, settings = config_plan(set_path, cases, name, config, root / name, workers)
         try:
             asyncio.run(_run_plan(plan, settings, quiet=False))
-        except MetaMismatchError as exc:
+        except (MetaMismatchError, ResultsError) as exc:
             bad_input(str(exc))
         runs.append(load_run(plan.out_dir, name))
     console = Console()
@@ -365,30 +360,3 @@ def eval_compare(
     console.print(f"fewest mean planning rounds: {', '.join(names)} ({low:.2f})")
     md, page = write_report(runs, root, worst=10)
     console.print(f"[dim]runs in {root}/<config>; report {md} and {page}[/]")
-
-
-def _config_plan(
-    set_path: Path,
-    cases: list[EvalCase],
-    name: str,
-    config: Path,
-    out_dir: Path,
-    workers: int,
-) -> tuple[EvalPlan, Settings]:
-    from eval.harness.runner import EvalPlan
-
-    overrides = _overrides(config)
-    try:
-        settings = load_settings(**overrides)
-    except SettingsError as exc:
-        bad_input(f"{config}: {exc}")
-    if not settings.data_path.exists():
-        bad_input(f"no sample database at {settings.data_path}; run `deepagent data generate`")
-    plan = EvalPlan(
-        name=f"{set_path.stem}-{name}",
-        cases=cases,
-        out_dir=out_dir,
-        workers=workers,
-        meta={"set": str(set_path), "config": overrides, "repeat": 1},
-    )
-    return plan, settings

@@ -17,7 +17,7 @@ from statistics import mean
 
 from pydantic import ValidationError
 
-from eval.harness.cases import SetError, load_set
+from eval.harness.cases import EvalCase, SetError, load_set
 from eval.harness.scoring import RunScore
 from eval.harness.store import StoredRun, record_path
 from eval.harness.summary import Summary
@@ -70,6 +70,11 @@ def case_modules(out_dir: Path, scores: Sequence[RunScore]) -> dict[str, list[st
 
 
 def _set_modules(out_dir: Path) -> dict[str, list[str]]:
+    return {i: list(c.expected_modules or []) for i, c in set_cases(out_dir).items()}
+
+
+def set_cases(out_dir: Path) -> dict[str, EvalCase]:
+    """The cases of the set named in ``meta.json`` (none when it is gone or unreadable)."""
     meta_path = out_dir / "meta.json"
     if not meta_path.exists():
         return {}
@@ -77,7 +82,7 @@ def _set_modules(out_dir: Path) -> dict[str, list[str]]:
     if not isinstance(set_path, str) or not Path(set_path).exists():
         return {}
     try:
-        return {c.id: list(c.expected_modules or []) for c in load_set(Path(set_path))}
+        return {c.id: c for c in load_set(Path(set_path))}
     except SetError:
         return {}
 

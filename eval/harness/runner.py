@@ -4,8 +4,10 @@ Layout of an eval directory (``--out``, default ``var/evals/<set>[-<config>]``):
 
     meta.json                  set, settings (a resume must use the same settings)
     records/<case>__<k>.json   one StoredRun per case and repeat (RunRecord + tool data)
-    results.jsonl              one RunScore per run (rewritten at the end of every eval)
-    summary.json               the aggregated metrics
+    results.jsonl              one RunScore per run (rewritten at the end of every eval;
+                               cases of earlier evals that this one did not run are kept)
+    summary.json               the aggregated metrics over every case in results.jsonl,
+                               and the run's metadata (commit, date, settings, models)
 
 Execution is behind ``CaseExecutor``: ``LocalExecutor`` runs cases in this process
 through ``deepagent.agent.Agent`` (bounded by ``workers``); an RQ executor that sends each
@@ -15,7 +17,6 @@ through ``deepagent.agent.Agent`` (bounded by ``workers``); an RQ executor that 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import time
 import uuid
@@ -36,6 +37,8 @@ from deepagent.tools import ToolContext, ToolExecutor
 from eval.harness.cases import EvalCase
 from eval.harness.facts import Reference, resolve_facts, resolve_params
 from eval.harness.judge import Judge
+from eval.harness.results import merge_scores, read_results
+from eval.harness.run_meta import collect_meta, settings_fingerprint
 from eval.harness.scoring import RunScore, score_run
 from eval.harness.silent_miss import resolve_expected
 from eval.harness.store import StoredRun, case_hash, load_finished, save
@@ -131,24 +134,6 @@ class EvalPlan:
     repeat: int = 1
     workers: int = 1
     meta: dict[str, JSON] | None = None
-
-
-LOCAL_PATHS = {"runs_dir", "checkpoint_path", "cache_dir", "workspace_root"}
-
-
-def settings_fingerprint(settings: Settings) -> dict[str, JSON]:
-    """The settings that change what a run does (where caches and records go does not);
-    URLs, which may carry credentials, are stored as a hash."""
-    dumped = settings.model_dump(mode="json")
-    return {k: _redacted(k, v) for k, v in sorted(dumped.items()) if k not in LOCAL_PATHS}
-
-
-def _redacted(key: str, value: JSON) -> JSON:
-    if isinstance(value, dict):
-        return {k: _redacted(k, v) for k, v in value.items()}
-    if "url" in key and isinstance(value, str):
-        return "sha256:" + hashlib.sha256(value.encode()).hexdigest()[:12]
-    return value
 
 
 def check_meta(plan: EvalPlan, settings: Settings) -> None:
@@ -250,11 +235,18 @@ async def run_eval(
     executor: CaseExecutor | None = None,
     progress: Progress | None = None,
 ) -> tuple[Summary, list[RunScore]]:
-    """Run (or resume) the plan, score every run and write results.jsonl / summary.json."""
+    """Run (or resume) the plan, score every run and write results.jsonl / summary.json.
+
+    Earlier results in the directory are kept: the plan's cases replace their old scores,
+    other cases keep theirs, and the summary (and what is returned) covers them all."""
     check_meta(plan, settings)
+    earlier = read_results(plan.out_dir)
     deps = deps or RunDeps.create(settings)
     runs = await run_cases(plan, executor or LocalExecutor(deps), progress)
     scores = await score_runs(plan.cases, runs, settings, deps, judge)
-    summary = summarize(plan.name, scores, plan.repeat)
-    write_results(plan.out_dir, scores, summary)
-    return summary, scores
+    merged, kept = merge_scores(earlier, scores, [c.id for c in plan.cases])
+    repeat = max([plan.repeat, *(s.repeat + 1 for s in merged)])
+    meta = collect_meta(settings, judge.name, earlier_cases=kept)
+    summary = summarize(plan.name, merged, repeat).model_copy(update={"meta": meta})
+    write_results(plan.out_dir, merged, summary)
+    return summary, merged

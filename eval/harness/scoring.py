@@ -19,7 +19,7 @@ from pydantic import Field
 from deepagent.core.schema import Strict
 from deepagent.record import RunRecord, TokenCount
 from eval.harness.cases import EvalCase, ParamExpectation, status_ok
-from eval.harness.facts import ResolvedFact
+from eval.harness.facts import FactValue, ResolvedFact
 from eval.harness.judge import Judge, JudgeVerdict
 from eval.harness.metrics import (
     guard_stop,
@@ -35,11 +35,23 @@ from eval.harness.store import StoredRun
 
 PASS_CONSISTENCY = 0.8
 PASS_OVERALL = 0.7
+FACT_LABELS = 20
+
+
+class ExpectedFact(Strict):
+    """A required fact as the run was scored against it: the values computed on the
+    eval's database (first ``FACT_LABELS`` labels), how many must appear, or why none."""
+
+    id: str
+    values: list[str] = Field(default_factory=list)
+    need: int = 0
+    error: str | None = None
 
 
 class RunScore(Strict):
     case_id: str
     repeat: int
+    question: str = ""
     question_type: str
     language: str
     source: str
@@ -72,6 +84,12 @@ class RunScore(Strict):
     unavailable: list[str] = Field(
         default_factory=list, description="expectations this database cannot resolve"
     )
+    expected_modules: list[str] | None = None
+    expected_trajectory: list[str] = Field(default_factory=list)
+    expected_args: list[ParamExpectation] = Field(
+        default_factory=list, description="accepted argument values, symbols resolved"
+    )
+    expected_facts: list[ExpectedFact] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
     passed: bool = False
 
@@ -109,6 +127,39 @@ def failures(score: RunScore) -> list[str]:
     if v.overall < PASS_OVERALL:
         out.append(f"judge overall {v.overall:.2f}")
     return out
+
+
+def fact_label(value: FactValue) -> str:
+    """A fact value as a reader checks it: a name, or a number in its unit's usual form."""
+    n = value.number
+    if value.names or n is None:
+        return value.label()
+    if value.unit == "ratio":
+        return f"{n:.4g} ({n:.2%})"
+    if value.unit == "money":
+        return f"{n:,.2f} (money)"
+    return f"{n:,.0f}" if value.unit == "count" else f"{n:g}"
+
+
+def expectation_fields(
+    case: EvalCase, facts: list[ResolvedFact], params: list[ParamExpectation]
+) -> dict[str, object]:
+    """What the run is scored against, stored with its score for the report."""
+    return {
+        "question": case.question,
+        "expected_modules": case.expected_modules,
+        "expected_trajectory": case.expected_trajectory.tools if case.expected_trajectory else [],
+        "expected_args": params,
+        "expected_facts": [
+            ExpectedFact(
+                id=f.id,
+                values=[fact_label(v) for v in f.values[:FACT_LABELS]],
+                need=f.need,
+                error=f.error,
+            )
+            for f in facts
+        ],
+    }
 
 
 def metric_fields(
@@ -167,6 +218,7 @@ async def score_run(
             "unavailable": [*(unavailable or []), *verdict.facts_unavailable],
             "wall_ms": run.wall_ms,
             "judge": verdict,
+            **expectation_fields(case, facts, params),
             **metric_fields(case, record, params),
         }
     )

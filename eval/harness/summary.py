@@ -12,6 +12,7 @@ from deepagent.core.schema import Strict
 from eval.harness.cases import status_ok
 from eval.harness.judge import DIMENSIONS
 from eval.harness.metrics import MATCH_MODES, pass_hat_k, percentile
+from eval.harness.run_meta import RunMeta
 from eval.harness.scoring import RunScore
 
 
@@ -43,6 +44,9 @@ class Summary(Strict):
     failing: list[str] = Field(default_factory=list, description="case ids failing any run")
     silent_misses: list[str] = Field(
         default_factory=list, description="runs (case#repeat) with a silent miss"
+    )
+    meta: RunMeta | None = Field(
+        default=None, description="commit, date, settings digest, models (eval run)"
     )
 
 

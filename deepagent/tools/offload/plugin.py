@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from deepagent.core.schema import JSON, ToolResult
 from deepagent.tools import ModuleManifest, ToolContext, tool
 from deepagent.tools.offload.workspace import MAX_READ_LIMIT, Workspace, WorkspaceError
+from deepagent.tools.registry import ToolTitle
 
 WORKSPACE_ROOT_PARAM = "workspace_root"
 SOURCE = "workspace"
@@ -28,6 +29,10 @@ MANIFEST = ModuleManifest(
     " in this run's workspace; list them and read them page by page.",
     keywords=["工作区", "完整结果", "workspace", "full result", "read_result"],
     function_modules={"files": "List and page through offloaded result files."},
+    tool_titles={
+        "list_results": ToolTitle(zh="完整结果列表", en="Saved results"),
+        "read_result": ToolTitle(zh="读取完整结果", en="Reading a saved result"),
+    },
 )
 
 
