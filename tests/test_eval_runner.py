@@ -18,6 +18,7 @@ from eval.harness.cases import EvalCase, dump_case, load_set
 from eval.harness.judge import RuleJudge
 from eval.harness.runner import EvalPlan, LocalExecutor, MetaMismatchError, run_eval
 from eval.harness.store import StoredRun, record_path
+from tests.eval_run_helpers import warm_run_deps
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "eval" / "sets" / "core.jsonl"
@@ -41,17 +42,9 @@ class Counting:
 def deps(
     settings: Settings, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> RunDeps:
-    """Run dependencies over the small database. Embedding the case library takes most
-    of a minute on a cold cache: a copy of the CLI's warm cache (var/cache, keyed by the
-    files' content hash) is used when there is one, else the session's loader."""
-    warm = ROOT / "var" / "cache"
-    if warm.is_dir() and any(warm.glob("*.npy")):
-        cache = tmp_path_factory.mktemp("eval-cache")
-        shutil.copytree(warm, cache, dirs_exist_ok=True)
-        loader = ContextLoader.create(settings.model_copy(update={"cache_dir": cache}))
-    else:
-        loader = request.getfixturevalue("loader")
-    return RunDeps.create(settings, loader=loader)
+    """Run dependencies over the small database (a warm embedding cache when there is one:
+    a cold one takes most of a minute)."""
+    return warm_run_deps(settings, request, tmp_path_factory)
 
 
 def plan(out: Path, cases: list[EvalCase], repeat: int = 1) -> EvalPlan:
