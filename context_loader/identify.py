@@ -188,12 +188,22 @@ def _case_votes(hits: Sequence[CaseHit], names: Sequence[str]) -> dict[str, floa
 class LLMClassifier:
     """Asks a chat model for the modules; falls back to the offline answer."""
 
-    def __init__(self, model: BaseChatModel, fallback: ModuleClassifier | None = None) -> None:
+    def __init__(
+        self,
+        model: BaseChatModel,
+        fallback: ModuleClassifier | None = None,
+        skip_margin: float = 0.0,
+    ) -> None:
         self.model = model
         self.fallback = fallback or OfflineClassifier()
+        self.skip_margin = skip_margin  # > 0: no model call when the offline one is this sure
 
     async def identify(self, evidence: Evidence) -> Identification:
         offline = await self.fallback.identify(evidence)
+        margin = confidence(offline)
+        if self.skip_margin > 0 and margin >= self.skip_margin:
+            offline.notes.append(f"offline classifier sure (margin {margin:.2f}): no model call")
+            return offline
         system, user = classifier_messages(evidence)
         try:
             reply = await self.model.ainvoke([SystemMessage(system), HumanMessage(user)])
@@ -210,6 +220,16 @@ class LLMClassifier:
                 s.evidence.append("chosen by the LLM classifier")
         offline.scores.sort(key=lambda s: (not s.selected, -s.score, s.name))
         return Identification(scores=offline.scores, method="llm", notes=offline.notes)
+
+
+def confidence(found: Identification) -> float:
+    """How far the weakest selected module scores above the strongest one left out (0
+    when nothing was selected, infinite when nothing was left out)."""
+    chosen = [s.score for s in found.scores if s.selected]
+    others = [s.score for s in found.scores if not s.selected]
+    if not chosen:
+        return 0.0
+    return min(chosen) - max(others) if others else float("inf")
 
 
 def classifier_messages(evidence: Evidence) -> tuple[str, str]:

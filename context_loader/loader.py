@@ -73,7 +73,9 @@ class ContextLoader:
         config = settings.model_for("module_classifier")
         classifier: ModuleClassifier = OfflineClassifier(index)
         if config.kind != "offline":
-            classifier = LLMClassifier(chat_model(config), OfflineClassifier(index))
+            classifier = LLMClassifier(
+                chat_model(config), OfflineClassifier(index), settings.classifier_skip_margin
+            )
         skills = load_skills(settings.skills_dirs)
         extractor = requirement_extractor(registry, settings)
         fit = CaseFit(registry)

@@ -249,6 +249,7 @@ class Agent:
                         stop_reason=record.stop_reason,
                         coverage=record.coverage,
                         coverage_complete=record.coverage_complete,
+                        cost_usd=record.cost_usd if record.cost else None,
                     )
                 )
             )
@@ -336,12 +337,16 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
         params=loaded.params if loaded else {},
         rounds=rounds,
         analysis=state.get("analysis", ""),
+        analysis_fallback=state.get("analysis_fallback"),
+        analysis_flags=state.get("analysis_flags", []),
+        analysis_fitting=state.get("analysis_fitting"),
         pending_question=pending,
         pending_review=PlanProposal.model_validate(review) if waiting and review else None,
         plan_reviews=[PlanReviewRecord.model_validate(x) for x in state.get("plan_reviews", [])],
         timings_ms=timings,
         llm_calls=state.get("llm_calls", {}),
         tokens={k: TokenCount(**v) for k, v in state.get("tokens", {}).items()},
+        cost=state.get("cost", {}),
         summaries=[SummaryRecord.model_validate(x) for x in state.get("summaries", [])],
         subagents=[SubAgentRecord.model_validate(x) for x in state.get("subagents", [])],
         planning_rounds=sum(1 for r in rounds if r.decision != "invalid"),

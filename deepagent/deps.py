@@ -16,6 +16,7 @@ from deepagent.llm import chat_model
 from deepagent.llm.pacing import Pace
 from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.planning.planner import Planner
+from deepagent.planning.structured import configure
 from deepagent.tools import ToolRegistry
 from rag_cases.store import CaseLibrary
 from skills.loader import Skill
@@ -70,7 +71,7 @@ class RunDeps:
         planner: BaseChatModel = (
             OfflinePlannerModel(pace=pace, by_reference=settings.follow_case)
             if planner_cfg.kind == "offline"
-            else chat_model(planner_cfg)
+            else configure(chat_model(planner_cfg), planner_cfg.output_mode("planner"))
         )
         analyst = None if analyst_cfg.kind == "offline" else chat_model(analyst_cfg)
         binder_cfg = settings.model_for("binder")
@@ -78,5 +79,9 @@ class RunDeps:
         summarizer_cfg = settings.model_for("summarizer")
         summarizer = None if summarizer_cfg.kind == "offline" else chat_model(summarizer_cfg)
         sub_cfg = settings.model_for("subagent_planner")
-        sub_planner = None if sub_cfg.kind == "offline" else chat_model(sub_cfg)
+        sub_planner = (
+            None
+            if sub_cfg.kind == "offline"
+            else configure(chat_model(sub_cfg), sub_cfg.output_mode("subagent_planner"))
+        )
         return cls(settings, loader, planner, analyst, binder, summarizer, redis, sub_planner)

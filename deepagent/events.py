@@ -133,6 +133,9 @@ class RunFinished(_Event):
         default_factory=list, description="every requirement and its status"
     )
     coverage_complete: bool | None = None
+    cost_usd: float | None = Field(
+        default=None, description="the run's model cost (None: no endpoint-backed role)"
+    )
 
 
 class RunFailed(_Event):

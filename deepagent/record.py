@@ -9,6 +9,7 @@ from pydantic import Field
 from deepagent.core.schema import JSON, Strict, TodoItem
 from deepagent.core.vocab import RunStatus, StopKind
 from deepagent.execution.records import ActionRecord
+from deepagent.prompts.fitting import Fitting
 from deepagent.requirements.model import CoverageItem, Requirements
 from deepagent.review.model import PlanProposal, PlanReviewRecord
 
@@ -25,6 +26,19 @@ class RoundRecord(Strict):
     )
     reviewer_removed: list[str] | None = Field(
         default=None, description="action ids the reviewer's edit removed from this round"
+    )
+    output_mode: str | None = Field(
+        default=None,
+        description="how the planner's decision was asked for: json_schema, json_object,"
+        " tools or text (None: no endpoint was asked, an offline or given plan)",
+    )
+    output_fallback: str | None = Field(
+        default=None, description="the endpoint refused a mode this round: which, why, the next"
+    )
+    fitting: Fitting | None = Field(
+        default=None,
+        description="how the planner prompt was fitted into its role's budget (None: no"
+        " budget, an offline or given plan)",
     )
 
 
@@ -64,8 +78,9 @@ class SummaryRecord(Strict):
 
 
 class TokenCount(Strict):
-    input: int = 0
+    input: int = 0  # the prompt's tokens, the cached ones included
     output: int = 0
+    cached: int = Field(default=0, description="prompt tokens the endpoint read from its cache")
 
 
 class RunRecord(Strict):
@@ -86,6 +101,20 @@ class RunRecord(Strict):
     subagents: list[SubAgentRecord] = Field(default_factory=list)
     summaries: list[SummaryRecord] = Field(default_factory=list)
     analysis: str = ""
+    analysis_fallback: str | None = Field(
+        default=None,
+        description="why the templated analyst wrote the report instead of the analyst model"
+        " (it failed, or wrote in the wrong language)",
+    )
+    analysis_flags: list[str] = Field(
+        default_factory=list,
+        description="what the check of the analyst model's report found (figures absent from"
+        " the collected data)",
+    )
+    analysis_fitting: Fitting | None = Field(
+        default=None,
+        description="how the analyst prompt was fitted into its budget (None: offline analyst)",
+    )
     pending_question: str | None = None
     pending_review: PlanProposal | None = Field(
         default=None, description="the plan waiting for review (status needs_input)"
@@ -96,6 +125,10 @@ class RunRecord(Strict):
     timings_ms: dict[str, float] = Field(default_factory=dict)
     llm_calls: dict[str, int] = Field(default_factory=dict)
     tokens: dict[str, TokenCount] = Field(default_factory=dict)
+    cost: dict[str, float] = Field(
+        default_factory=dict,
+        description="USD per endpoint-backed role, from its price_per_mtok (offline roles: none)",
+    )
     planning_rounds: int = 0
     requirements: Requirements | None = Field(
         default=None, description="what the question asks for (context stage)"
@@ -107,6 +140,11 @@ class RunRecord(Strict):
         default=None, description="every requirement covered; None: no requirements known"
     )
     error: str | None = None
+
+    @property
+    def cost_usd(self) -> float:
+        """The run's model cost in USD, every role together."""
+        return round(sum(self.cost.values()), 9)
 
     @property
     def tool_calls(self) -> int:

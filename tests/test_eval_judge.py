@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from deepagent.analysis.figures import NumberPool, figure_matches, figures_in
 from deepagent.core.settings import Settings
 from deepagent.execution.records import ActionRecord
 from deepagent.prompts import PROMPTS_DIR
@@ -15,7 +16,6 @@ from deepagent.record import RoundRecord, RunRecord
 from deepagent.testing import ScriptedChatModel
 from eval.harness.cases import EvalCase
 from eval.harness.facts import FactValue, ResolvedFact
-from eval.harness.figures import NumberPool, figure_matches, figures_in
 from eval.harness.judge import LLMJudge, RuleJudge, make_judge
 from eval.harness.safety import prompt_leaks, secret_leaks
 

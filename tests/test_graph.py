@@ -99,8 +99,8 @@ async def test_invalid_planner_output_is_reasked_then_fails_the_round(
     assert record.stop_reason is not None and "invalid planner output" in record.stop_reason
     assert len(bad.calls) == 2 and "Your decision is invalid" in str(bad.calls[1][-1].content)
     good = '{"thought": "t", "todo_list": [], "action": {"type": "final_analysis"}}'
-    repaired = ScriptedChatModel.from_replies(["{broken", good])
-    record, _ = await run(agent(loader, repaired), LOOKUP)
+    repaired = ScriptedChatModel.from_replies(["{broken", good, good])  # answered twice:
+    record, _ = await run(agent(loader, repaired), LOOKUP)  # nothing was looked up (challenge)
     assert record.stop_reason is None and record.rounds[0].decision == "final_analysis"
 
 

@@ -333,9 +333,9 @@ async def test_key_limits_and_scope_apply(api: Api, http: httpx.AsyncClient) -> 
 async def test_a_failed_run_is_an_openai_error_and_not_retried(
     sample_db: Path, loader: ContextLoader, tmp_path: Path
 ) -> None:
-    dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens: the analyst call fails
-    analyst = {"kind": "openai", "model": "gone", "base_url": dead, "max_retries": 0}
-    models = json.dumps({"analyst": analyst})
+    dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens: the planner call fails
+    planner = {"kind": "openai", "model": "gone", "base_url": dead, "max_retries": 0}
+    models = json.dumps({"planner": planner})  # before any data: the run fails
     env = env_for_api(sample_db, loader.settings.cache_dir, tmp_path, DEEPAGENT_MODELS=models)
     api = start_api(env, {"k": ("*", 100, 10)})
     try:

@@ -28,7 +28,7 @@ from deepagent.core.templates import BindingError
 from deepagent.deps import RunDeps
 from deepagent.execution.ask import LLMBinder
 from deepagent.llm import ModelConfig, chat_model
-from deepagent.llm.pacing import approx_tokens, message_tokens
+from deepagent.llm.pacing import MESSAGE_OVERHEAD, approx_tokens, message_tokens
 from deepagent.planning.context import PlannerContext
 from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.planning.offline.policy import decide
@@ -207,8 +207,9 @@ async def test_the_simulated_analyst_writes_table_markers_the_client_renders(
     record = await run(agent(loader, {"planner": endpoint(sim), "analyst": analyst}), question)
     assert record.status == "completed" and record.analysis == local.analysis
     assert record.analysis.count("|:---") >= 2  # the tables are there, rendered by the client
-    written = record.tokens["analyst"].output  # the reply: markers, not tables
-    assert written == local.tokens["analyst"].output < approx_tokens(record.analysis) / 2
+    written = record.tokens["analyst"].output  # the endpoint's count: markers, not tables
+    assert written == local.tokens["analyst"].output + MESSAGE_OVERHEAD  # message_tokens
+    assert written < approx_tokens(record.analysis) / 2
 
 
 async def test_an_endpoint_planner_can_stream_its_decisions(
@@ -221,13 +222,14 @@ async def test_an_endpoint_planner_can_stream_its_decisions(
 
 
 @pytest.mark.parametrize("kind", ["rate_limit", "server_error"])
-async def test_429_and_500_are_retried_by_the_client_and_the_run_completes(
+async def test_429_and_500_are_retried_and_the_run_completes(
     kind: str, sim: Running, admin: httpx.AsyncClient, loader: ContextLoader, offline: RunRecord
 ) -> None:
     await force(admin, kind, count=2)
     record = await run(agent(loader, {"planner": endpoint(sim)}))
     assert record.status == "completed" and record.stop_reason is None
-    assert record.analysis == offline.analysis and record.llm_calls == {"planner": 1}
+    assert record.analysis == offline.analysis
+    assert record.llm_calls == {"planner": 3}  # every request sent counts
     seen = await stats(admin)
     assert seen["requests"] == {PLANNER: 3} and seen["faults"] == {f"{PLANNER}/{kind}": 2}
 
@@ -240,19 +242,10 @@ async def test_a_rate_limit_carries_retry_after(sim: Running, admin: httpx.Async
     assert limited.json()["error"]["type"] == "rate_limit_error"
 
 
-async def test_a_stall_times_out_and_is_retried(
-    sim: Running, admin: httpx.AsyncClient, loader: ContextLoader, offline: RunRecord
-) -> None:
-    await force(admin, "stall")
-    record = await run(agent(loader, {"planner": endpoint(sim, timeout_s=0.5)}))
-    assert record.status == "completed" and record.analysis == offline.analysis
-    assert (await stats(admin))["requests"] == {PLANNER: 2}
-
-
-async def test_stalls_past_every_retry_fail_the_run_with_a_timeout(
+async def test_a_stall_times_out_is_not_retried_and_fails_the_run(
     sim: Running, admin: httpx.AsyncClient, loader: ContextLoader
 ) -> None:
-    await force(admin, "stall", count=2)
+    await force(admin, "stall")  # a read timeout: the server may still be generating
     planner = endpoint(sim, max_retries=1, timeout_s=0.5)
     record = await run(agent(loader, {"planner": planner}))
     assert record.status == "failed" and record.rounds[0].decision == "invalid"
@@ -261,7 +254,7 @@ async def test_stalls_past_every_retry_fail_the_run_with_a_timeout(
     assert reason.startswith("planner_failed: planner model unavailable: ")
     assert "TimeoutError" in reason and "timed out" in reason
     assert "未查询到" not in record.analysis  # a model outage is not "no data"
-    assert (await stats(admin))["requests"] == {PLANNER: 2}
+    assert (await stats(admin))["requests"] == {PLANNER: 1}
 
 
 async def test_a_malformed_body_fails_the_round_and_keeps_the_collected_data(
@@ -295,16 +288,18 @@ async def test_an_invalid_decision_is_reasked_once_and_repaired(
 
 
 @pytest.mark.parametrize(
-    ("kind", "reason"), [("malformed", "JSONDecodeError"), ("stall", "timed out")]
+    ("kind", "reason"), [("malformed", "JSONDecodeError"), ("stall", "No streaming chunk")]
 )
-async def test_analyst_stream_faults_fail_the_run_with_the_reason(
+async def test_analyst_stream_faults_leave_the_templated_report_with_the_reason(
     kind: str, reason: str, sim: Running, admin: httpx.AsyncClient, loader: ContextLoader
 ) -> None:
+    """The stream broke after planning collected the data: the templated analyst writes the
+    report over it and the record says why."""
     await force(admin, kind, model="offline-analyst")
-    analyst = endpoint(sim, "offline-analyst", max_retries=0, timeout_s=0.5)
+    analyst = endpoint(sim, "offline-analyst", max_retries=0, timeout_s=0.5, stream_timeout_s=0.5)
     record = await run(agent(loader, {"planner": endpoint(sim), "analyst": analyst}))
-    assert record.status == "failed" and reason in (record.error or "")
-    assert record.planning_rounds == 1  # planning finished; the analysis stream broke
+    assert record.status == "completed" and reason in (record.analysis_fallback or "")
+    assert record.planning_rounds == 1 and record.analysis.strip()
 
 
 async def test_summaries_through_the_simulator_equal_the_offline_ones(

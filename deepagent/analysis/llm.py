@@ -33,12 +33,16 @@ def _text(content: Any) -> str:
 
 
 async def stream_llm_analysis(
-    model: BaseChatModel, inp: AnalysisInput, tables: dict[str, TableBlock] | None = None
+    model: BaseChatModel,
+    inp: AnalysisInput,
+    tables: dict[str, TableBlock] | None = None,
+    messages: tuple[str, str] | None = None,
 ) -> AsyncIterator[str]:
     """Stream the model's report chunk by chunk (empty chunks are dropped; ``tables``: the
-    tables the service renders, whose markers the model writes); ``ModelFailed`` when the
-    call fails or the reply has no text."""
-    system, user = analyst_messages(inp, tables)
+    tables the service renders, whose markers the model writes; ``messages``: the prompt
+    already rendered, fitted into the analyst's budget); ``ModelFailed`` when the call
+    fails or the reply has no text."""
+    system, user = messages or analyst_messages(inp, tables)
     wrote = False
     try:
         async for chunk in model.astream([SystemMessage(system), HumanMessage(user)]):

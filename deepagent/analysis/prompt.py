@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Mapping
 from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from deepagent.analysis.inputs import AnalysisInput, CollectedResult, display_source
 from deepagent.analysis.phrases import say
 from deepagent.analysis.table_blocks import TableBlock, listing
 from deepagent.core.schema import JSON
 from deepagent.prompts import render
+from deepagent.prompts.budget import HISTORY, PREVIEWS, Part, fit_prompt, skills_part
+from deepagent.prompts.fitting import Fitting
 from deepagent.prompts.sections import PromptError, fold, required, unfold
 from deepagent.requirements.statement import HEADING
 
@@ -37,17 +42,18 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def render_collected(inp: AnalysisInput) -> str:
-    """Every collected result: id, tool, status, source, arguments, summary and (ok) data."""
+def render_collected(inp: AnalysisInput, cap: int | None = None) -> str:
+    """Every collected result: id, tool, status, source, arguments, summary and (ok) data;
+    ``cap``: each result's data within so many characters (``data_preview``)."""
     if not inp.collected:
         return "(nothing was collected)"
     blocks: list[str] = []
     for res in inp.collected:
-        blocks.append(_render_result(res, inp))
+        blocks.append(_render_result(res, inp, cap))
     return "\n\n".join(blocks)
 
 
-def _render_result(res: CollectedResult, inp: AnalysisInput) -> str:
+def _render_result(res: CollectedResult, inp: AnalysisInput, cap: int | None = None) -> str:
     item = "" if res.item_index is None else f"#{res.item_index}"
     lines = [
         f"[{res.action_id}{item}] tool={res.tool} module={res.module or '-'} status={res.status}",
@@ -55,7 +61,11 @@ def _render_result(res: CollectedResult, inp: AnalysisInput) -> str:
         f"args: {_json(res.args)}",
         f"summary: {fold(res.plain_text)}",
     ]
-    if res.status == "ok":
+    if res.status == "ok" and cap is not None:
+        data, cut = data_preview(res, cap)
+        lines += [f"cut: {cut}"] if cut else []
+        lines.append(f"data: {data}")
+    elif res.status == "ok":
         data = _json(res.data)
         if len(data) > MAX_DATA_CHARS:
             data = data[:MAX_DATA_CHARS] + f" ... (cut at {MAX_DATA_CHARS} characters)"
@@ -106,25 +116,7 @@ def analyst_messages(
 ) -> tuple[str, str]:
     """The (system, user) messages of the analyst prompt for this input; with ``tables``
     the service renders those tables and the analyst writes their markers."""
-    todo = "\n".join(f"- [{t.status}] {fold(t.content)}" for t in inp.todo_list) or "(none)"
-    skills = "\n\n---\n\n".join(for_writing(s) for s in inp.skills) or "(none)"
-    return render(
-        "analyst",
-        question=inp.question,
-        language=inp.language,
-        question_type="subagent" if inp.subagent else inp.kind,
-        stop_reason=inp.stop_reason or "",
-        context_params=_json(_params(inp.params)),
-        skills=skills,
-        todo_list=todo,
-        collected_data=render_collected(inp),
-        conversation="\n".join(fold(t) for t in inp.conversation) or "(none)",
-        output_format=output_format(inp),
-        coverage=_coverage(inp),
-        not_covered_heading=HEADING[inp.language],
-        tables=listing(tables or {}),
-        table_rule=RENDERED_TABLES if tables else WRITTEN_TABLES,
-    )
+    return render("analyst", **analyst_values(inp, tables))
 
 
 def _params(params: dict[str, JSON]) -> dict[str, JSON]:
@@ -135,6 +127,106 @@ def _params(params: dict[str, JSON]) -> dict[str, JSON]:
     if out.get("categories") == [out.get("category")]:
         out.pop("categories")
     return out
+
+
+DATA_CAPS = (8000, 6000, 4000, 3000, 2000, 1500, 1000, 700, 400, 200, 0)
+"""Characters of each result's data at each step of fitting the analyst prompt (PREVIEWS)."""
+_OFFLOADED = re.compile(r"\[full result in (\S+) \(")
+
+
+def data_preview(res: CollectedResult, cap: int) -> tuple[str, str]:
+    """The result's data as JSON within ``cap`` characters: whole, or its longest list cut
+    to its first rows (still JSON), or left out; and what was cut, naming where the full
+    result is (the FileSystem's file, when the result was offloaded)."""
+    text = _json(res.data)
+    if len(text) <= cap:
+        return text, ""
+    found = _OFFLOADED.search(res.plain_text)
+    rest = f"the full result: {found.group(1)}" if found else "the rest is not shown"
+    rows, shorter = _longest_list(res.data)
+    lo, hi = 0, len(rows) - 1  # the most rows that fit (binary search)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if len(_json(shorter(mid))) <= cap else (lo, mid - 1)
+    if rows and lo > 0 and len(short := _json(shorter(lo))) <= cap:
+        return short, f"{lo} of {len(rows)} rows shown ({rest})"
+    return f"(left out: {len(text)} characters; the summary holds its figures)", rest
+
+
+def _longest_list(data: JSON) -> tuple[list[JSON], Callable[[int], JSON]]:
+    """The longest list of ``data`` (itself, or a value of its top level) and a function
+    giving ``data`` with that list cut to its first n items."""
+    if isinstance(data, list):
+        return data, lambda n: data[:n]
+    lists = (
+        [(k, v) for k, v in data.items() if isinstance(v, list)] if isinstance(data, dict) else []
+    )
+    if not isinstance(data, dict) or not lists:
+        return [], lambda n: data
+    key, rows = max(lists, key=lambda kv: len(_json(kv[1])))
+    return rows, lambda n: {**data, key: rows[:n]}
+
+
+def analyst_values(inp: AnalysisInput, tables: dict[str, TableBlock] | None) -> dict[str, str]:
+    """The values of the analyst template for this input, whole."""
+    todo = "\n".join(f"- [{t.status}] {fold(t.content)}" for t in inp.todo_list) or "(none)"
+    skills = "\n\n---\n\n".join(for_writing(s) for s in inp.skills) or "(none)"
+    return {
+        "question": inp.question,
+        "language": inp.language,
+        "question_type": "subagent" if inp.subagent else inp.kind,
+        "stop_reason": inp.stop_reason or "",
+        "context_params": _json(_params(inp.params)),
+        "skills": skills,
+        "todo_list": todo,
+        "collected_data": render_collected(inp),
+        "conversation": "\n".join(fold(t) for t in inp.conversation) or "(none)",
+        "output_format": output_format(inp),
+        "coverage": _coverage(inp),
+        "not_covered_heading": HEADING[inp.language],
+        "tables": listing(tables or {}),
+        "table_rule": RENDERED_TABLES if tables else WRITTEN_TABLES,
+    }
+
+
+def fitted_analyst_messages(
+    inp: AnalysisInput, tables: dict[str, TableBlock] | None, budget: int | None
+) -> tuple[tuple[str, str], Fitting | None]:
+    """The analyst's (system, user) messages fitted into ``budget`` tokens
+    (``prompts.budget``: earlier turns, then skill examples, then each result's data cut
+    to fewer rows, down to its summary line); None: no budget (the offline analyst).
+    ``PromptTooLong`` when they cannot fit."""
+    if budget is None:
+        return analyst_messages(inp, tables), None
+    values = analyst_values(inp, tables)
+    turns = inp.conversation
+
+    def fewer_turns(done: Mapping[int, int]) -> tuple[str, str]:
+        n = done.get(HISTORY, 0)
+        body = "\n".join(fold(t) for t in turns[n:]) or "(none)"
+        return body, f"conversation: {n} earliest turns dropped"
+
+    def shorter_data(done: Mapping[int, int]) -> tuple[str, str]:
+        cap = DATA_CAPS[done.get(PREVIEWS, 1) - 1]
+        return render_collected(inp, cap), f"collected_data: data cut at {cap} characters a result"
+
+    shrinkable = {
+        "conversation": Part(
+            "conversation", values["conversation"], {HISTORY: max(0, len(turns) - 2)}, fewer_turns
+        ),
+        "skills": skills_part("skills", [for_writing(s) for s in inp.skills], "\n\n---\n\n"),
+        "collected_data": Part(
+            "collected_data", values["collected_data"], {PREVIEWS: len(DATA_CAPS)}, shorter_data
+        ),
+    }
+    parts = [shrinkable.get(name) or Part(name, text) for name, text in values.items()]
+    messages, fitting = fit_prompt(parts, budget, _as_messages, "analyst")
+    return (str(messages[0].content), str(messages[1].content)), fitting
+
+
+def _as_messages(values: dict[str, str]) -> list[BaseMessage]:
+    system, user = render("analyst", **values)
+    return [SystemMessage(system), HumanMessage(user)]
 
 
 PLANNING_SECTIONS = ("## What this module answers", "## Product language")

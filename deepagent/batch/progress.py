@@ -28,6 +28,7 @@ class BatchTally:
     statuses: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     interrupted: bool = False
+    cost_usd: float = 0.0  # the written runs' model cost (endpoint prices)
 
     @property
     def written(self) -> int:
@@ -44,9 +45,10 @@ class BatchTally:
         counts = ", ".join(f"{self.statuses[s]} {s}" for s in shown)
         head = "interrupted" if self.interrupted else "done"
         tail = f"; {self.left} left, run again to resume" if self.left else ""
+        cost = f", model cost ${self.cost_usd:.4f}" if self.cost_usd else ""
         return (
             f"batch {head}: {self.total} lines, {self.skipped} already in {out},"
-            f" {self.written} written ({counts}) in {wall:.1f} s{tail}"
+            f" {self.written} written ({counts}) in {wall:.1f} s{cost}{tail}"
         )
 
 
@@ -92,8 +94,9 @@ class BatchProgress:
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, description=text)
 
-    def line_written(self, status: str) -> None:
+    def line_written(self, status: str, cost_usd: float = 0.0) -> None:
         self.tally.statuses[status] += 1
+        self.tally.cost_usd += cost_usd
         if self._bar is not None and self._task is not None:
             failed = self.tally.statuses["failed"]
             self._bar.update(self._task, advance=1, failed=failed, description="batch")

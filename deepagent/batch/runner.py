@@ -56,7 +56,7 @@ async def run_batch(batch: Batch, backend: Backend, progress: BatchProgress) -> 
 
     def emit(line: BatchLine) -> None:
         batch.output.append(line)
-        progress.line_written(line.record.status)
+        progress.line_written(line.record.status, line.record.cost_usd)
 
     await backend.run(batch.todo, emit, progress.phase)
 

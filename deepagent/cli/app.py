@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from deepagent.cli import config_cmd, skills_cmd, tools_cmd
+from deepagent.cli import config_cmd, models_cmd, skills_cmd, tools_cmd
 from deepagent.cli.ask_cmd import ask_command
 from deepagent.cli.batch_cmd import batch_command
 from deepagent.cli.console import OneLineErrors
@@ -36,6 +36,7 @@ def build_app() -> typer.Typer:
     app.add_typer(tools_cmd.app, name="tools")
     app.add_typer(skills_cmd.app, name="skills")
     app.add_typer(config_cmd.app, name="config")
+    app.add_typer(models_cmd.app, name="models")
     app.command("context")(context_command)
     app.command("ask")(ask_command)
     app.command("batch")(batch_command)

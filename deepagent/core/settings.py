@@ -121,6 +121,13 @@ class Settings(BaseSettings):
         " plan bound to the question as the case's name (follow_case; the service binds the"
         " same plan) instead of every action; off: it writes the actions out.",
     )
+    classifier_skip_margin: float = Field(
+        default=0.35,
+        ge=0,
+        description="With a module_classifier endpoint: no model call when the offline"
+        " classifier's weakest chosen module scores this far above the strongest one left"
+        " out (0: always ask the model).",
+    )
     max_parallel_actions: int = Field(default=8, ge=1, description="Concurrent tool calls.")
     mode: Mode = Field(default="tree", description="Planning mode.")
     review_plan: ReviewPlan = Field(
@@ -251,7 +258,7 @@ class Settings(BaseSettings):
         return (self.home or Path.cwd()) / path
 
     def model_for(self, role: Role) -> ModelConfig:
-        return self.models.get(role, ModelConfig())
+        return self.models.get(role, ModelConfig()).for_role(role)  # metered as the role
 
 
 class SettingsError(ValueError):

@@ -19,6 +19,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from deepagent.core.schema import JSON
 from deepagent.core.templates import BindingError
+from deepagent.llm.errors import ModelFailure
 from deepagent.prompts import render
 from deepagent.prompts.sections import required
 
@@ -57,5 +58,8 @@ class LLMBinder:
     async def bind(self, ask: Mapping[str, JSON], inputs: Mapping[str, JSON]) -> JSON:
         system, user = binder_messages(str(ask.get("$ask", "")), inputs)
         self.calls += 1
-        reply = await self.model.ainvoke([SystemMessage(system), HumanMessage(user)])
+        try:
+            reply = await self.model.ainvoke([SystemMessage(system), HumanMessage(user)])
+        except Exception as exc:  # fails this action (a value for the planner), not the tree
+            raise BindingError(ModelFailure.of("binder", exc).text) from exc
         return read_binding(str(reply.content))

@@ -20,10 +20,13 @@ import math
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import BaseMessage
 
-from deepagent.core.settings import Settings
+if TYPE_CHECKING:  # annotations only: settings import the model configs, which import this
+    from deepagent.core.settings import Settings
+
 
 CJK_TOKENS = 0.7  # tokens per CJK character: common BPE tokenizers give 0.6-0.8 on Chinese
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")

@@ -6,6 +6,7 @@ go next. Tool execution, guards, prompts and the analysis live beside the graph.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
@@ -17,15 +18,18 @@ from langgraph.types import Command, interrupt
 
 from context_loader.models import ContextRequest
 from deepagent import events as ev
-from deepagent.analysis.stream import AnalysisStream
 from deepagent.core.schema import CallActions, CallHuman, PlannerDecision
 from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
 from deepagent.execution.early_calls import EarlyCalls, EarlyRound
-from deepagent.llm.errors import ModelFailed
 from deepagent.llm.pacing import PrefixCache
+from deepagent.llm.tokens import planner_budget
+from deepagent.llm.usage import metering
 from deepagent.loop import failures
+from deepagent.loop.analysis_step import write_analysis
+from deepagent.loop.challenge import challenge
 from deepagent.loop.coverage_step import run_coverage
+from deepagent.loop.meters import RunMeters
 from deepagent.loop.review_step import ReviewStep, removed_by_reviewer
 from deepagent.loop.routing import (
     LoopFacts,
@@ -37,11 +41,13 @@ from deepagent.loop.routing import (
     after_execution,
     after_planning,
     guard,
+    out_of_time,
+    time_left,
 )
+from deepagent.loop.run_tools import round_executor, streams_decisions
 from deepagent.loop.state import (
     RunState,
     add_time,
-    add_tokens,
     collected_entry,
     merged,
     paused_seconds,
@@ -54,10 +60,8 @@ from deepagent.planning.planner import PlanningResult, plan_round
 from deepagent.subagents.dispatch import SubAgentBackend, SubAgentDispatcher, missing_results
 from deepagent.subagents.given_plan import computed_conclusions, given_decision, ran_given_plan
 from deepagent.summaries.scheduler import Summarizer
-from deepagent.tools import ToolContext, ToolExecutor
-from deepagent.tools.offload.workspace import Workspace
 
-Next = Command[Literal["execute", "human", "review", "analyze", "__end__"]]
+Next = Command[Literal["execute", "human", "review", "analyze", "plan", "__end__"]]
 """Where a planning round goes: "__end__" when the run fails before it collected data."""
 
 
@@ -75,11 +79,13 @@ class Nodes:
         self.review = ReviewStep(deps, summarizer, allow_subagents=subagents is not None)
         self.early = EarlyCalls()  # tool calls started while a decision streams
         self.analyst_cache = PrefixCache()  # the offline analyst's prompts, as a provider sees them
+        self.meters = RunMeters()  # per run: what its endpoint calls used
 
     async def load_context(self, state: RunState) -> dict[str, Any]:
         """Load the run's context (modules, tools, skills, cases, parameters, requirements)
         and announce it; runs again after the user answers a ``call_human``."""
-        loaded = await self.deps.loader.load(RunView(state).request)
+        with metering(self.meters.meter(state)):  # the module classifier, the requirements role
+            loaded = await self.deps.loader.load(RunView(state).request)
         emit(
             ev.ContextLoaded(
                 modules=loaded.modules,
@@ -89,7 +95,8 @@ class Nodes:
             )
         )
         timings = {**state.get("timings_ms", {}), "context": loaded.timings_ms.get("total", 0.0)}
-        return {"loaded": loaded.model_dump(mode="json"), "timings_ms": timings}
+        update = {"loaded": loaded.model_dump(mode="json"), "timings_ms": timings}
+        return update | self._usage(state)
 
     async def plan(self, state: RunState) -> Next:
         """One planning round, routed by ``routing``: a guard may stop before it; its
@@ -99,23 +106,41 @@ class Nodes:
         stop = guard(facts, self.deps.settings)
         if stop is not None:
             return Command(goto="analyze", update=_stopped(stop))
-        swapped, summary_events = await self.summarizer.at_round_start(state)
+        with metering(self.meters.meter(state)):  # a summary's task reports to the run's meter
+            swapped, summary_events = await self.summarizer.at_round_start(state)
         for event in summary_events:
             emit(event)
         state = merged(state, swapped)
         started = time.perf_counter()
         early = self._early_calls(state)
-        result = _given_round(state) or await plan_round(
-            self.deps.planner,
-            planner_context(RunView(state), self.deps.loader),
-            early.start if early else None,
-        )
+        result = _given_round(state) or await self._planned(state, facts, early)
+        if isinstance(result, Stop):  # max_duration_s ran out during the call: it was cancelled
+            if early is not None:
+                early.keep_for(state["run_id"], False)
+            timings = add_time(state, "planning", started)
+            cancelled = {**swapped, "timings_ms": timings, **self._usage(state)}
+            return Command(goto="analyze", update=cancelled | _stopped(result))
         update: dict[str, Any] = {
             **swapped,
-            "llm_calls": _add_call(state, "planner", result.calls),
             "timings_ms": add_time(state, "planning", started),
-            "tokens": add_tokens(state, "planner", result.input_tokens, result.output_tokens),
+            **self._usage(state, planner=(result.calls, result.input_tokens, result.output_tokens)),
         }
+        output = {"mode": result.output_mode, "fallback": result.output_fallback}
+        fitted = result.fitting.model_dump() if result.fitting else None  # prompts.budget
+        update |= {"planner_output": output, "planner_fitting": fitted}
+        state = merged(state, {"planner_output": output, "planner_fitting": fitted})  # its round's
+        return self._decided(state, result, facts, early, update)
+
+    def _decided(
+        self,
+        state: RunState,
+        result: PlanningResult,
+        facts: LoopFacts,
+        early: EarlyRound | None,
+        update: dict[str, Any],
+    ) -> Next:
+        """Where the round's outcome goes: execute (or review first), the user, the
+        analysis, a second chance (``loop.challenge``), or the end of a failed run."""
         route = after_planning(result.decision, result.error, facts, self.deps.settings)
         if early is not None:
             early.keep_for(state["run_id"], isinstance(route, ToExecute))
@@ -137,8 +162,14 @@ class Nodes:
         if isinstance(route, ToExecute) and (review := self.review.request(state, decision)):
             return Command(goto="review", update=update | review)  # shown before it runs
         if isinstance(route, ToAnalysis) and route.stop is None:  # the planner answers
-            answered = round_entry(state, "final_analysis", decision.todo_list, decision.thought)
+            loaded, registry = RunView(state).loaded, self.deps.loader.registry
+            why = challenge(state, decision, loaded, registry, self.deps.planner)
+            answered = round_entry(
+                state, "final_analysis", decision.todo_list, decision.thought, note=why or ""
+            )
             update["rounds"] = [answered]
+            if why:  # nothing looked up: asked once more (``loop.challenge``)
+                return Command(goto="plan", update=update | {"challenged": True})
         if isinstance(route, ToHuman) and isinstance(decision.action, CallHuman):
             # announced here, not in ``human``: that node runs again on every resume
             emit(ev.HumanInputRequested(
@@ -156,7 +187,7 @@ class Nodes:
         assert isinstance(decision.action, CallActions)
         started = time.perf_counter()
         subagents = self._dispatcher(state, request)
-        executor = self._executor(state, request)
+        executor = round_executor(self.deps, state, request)
         executor.prefetched = self.early.take(state["run_id"])
         runner = TreeRunner(
             executor,
@@ -167,9 +198,10 @@ class Nodes:
             on_event=action_event,
             t0=time.perf_counter() - (time.time() - state.get("started", time.time())),
         )
-        outcome = await runner.run(
-            decision.action.actions, prior=state.get("data", {}), visible_tools=loaded.tools
-        )
+        with metering(self.meters.meter(state)):  # the binder
+            outcome = await runner.run(
+                decision.action.actions, prior=state.get("data", {}), visible_tools=loaded.tools
+            )
         executor.drop_early()  # started while the decision streamed, but not in it
         index = len(state.get("rounds", [])) + 1
         record = round_entry(
@@ -193,7 +225,7 @@ class Nodes:
             "subagents": done,
             "coverage": coverage.model_dump(mode="json"),
             "timings_ms": add_time(state, "execution", started),
-        }
+        } | self._usage(state)
         missing = sum(i.status == "missing" for i in coverage.items)
         statuses = [r.status for r in outcome.records]
         given = ran_given_plan(state)
@@ -231,36 +263,52 @@ class Nodes:
         inp = analysis_input(view, self.deps.loader, coverage)
         computed = computed_conclusions(state, view.lite, self.deps.settings.subagent_conclusions)
         analyst = None if computed else self.deps.analyst
-        analysis = AnalysisStream(
-            inp, analyst, self.deps.settings, self.analyst_cache, computed=computed
-        )
-        calls = dict(state.get("llm_calls", {}))
-        if analyst is not None:
-            calls["analyst"] = calls.get("analyst", 0) + 1
-        parts: list[str] = []
-        ended: dict[str, Any] | None = None
-        try:
-            async for chunk in analysis.chunks():
-                parts.append(chunk)
-                emit(ev.AnalysisDelta(text=chunk))
-        except ModelFailed as exc:  # failed with the reason, not a half or empty "report"
-            ended = failures.analyst_failed(inp.language, parts, exc.failure)
+        with metering(self.meters.meter(state)):
+            written = await write_analysis(
+                inp, analyst, self.deps.settings, self.analyst_cache,
+                computed=computed, has_data=not failures.nothing_collected(state),
+            )  # fmt: skip
+        estimated = (int(analyst is not None), written.prompt_tokens, written.output_tokens)
+        usage = self._usage(state, **({} if computed else {"analyst": estimated}))
+        self.meters.drop(state["run_id"])  # the run ends here
         missing = missing_results(state.get("subagents", []), state.get("stop_reason"))
-        return (ended or {"analysis": "".join(parts), "status": "completed"}) | {
+        return written.update | {
             "coverage": coverage.model_dump(mode="json"),
-            "llm_calls": calls,
-            "tokens": state.get("tokens", {})
-            if computed
-            else add_tokens(state, "analyst", analysis.prompt_tokens, analysis.output_tokens),
+            **usage,
             "timings_ms": with_total(state, add_time(state, "analysis", started)),
             **({"stop_reason": missing} if missing else {}),  # SubAgents without a result
         }
 
     # --- helpers -----------------------------------------------------------------------
 
+    async def _planned(
+        self, state: RunState, facts: LoopFacts, early: EarlyRound | None
+    ) -> PlanningResult | Stop:
+        """The round's planner call, metered, and cancelled when the run's wall budget
+        (``max_duration_s``) runs out during it: then the ``max_duration`` stop."""
+        timer = asyncio.timeout(max(0.0, time_left(facts, self.deps.settings)))
+        try:
+            with metering(self.meters.meter(state)):
+                async with timer:
+                    return await plan_round(
+                        self.deps.planner,
+                        planner_context(RunView(state), self.deps.loader),
+                        early.start if early else None,
+                        planner_budget(self.deps.settings, RunView(state).request.subagent),
+                    )
+        except TimeoutError:
+            if not timer.expired():
+                raise
+        return out_of_time(facts, self.deps.settings)
+
+    def _usage(self, state: RunState, **estimated: tuple[int, int, int]) -> dict[str, Any]:
+        role = getattr(self.deps.planner, "role", "planner")
+        return self.meters.usage(state, role, **estimated)
+
     def _end_failed(self, state: RunState, update: dict[str, Any], reason: str | None) -> Next:
         """End the run ``failed`` with the planner's reason (nothing was collected)."""
         self.summarizer.drop(state["run_id"])  # no analysis follows
+        self.meters.drop(state["run_id"])
         ended = failures.planner_failed(state, RunView(state).loaded.language, reason or "")
         timings = with_total(state, update["timings_ms"])
         return Command(goto="__end__", update=update | ended | {"timings_ms": timings})
@@ -278,44 +326,9 @@ class Nodes:
 
     def _early_calls(self, state: RunState) -> EarlyRound | None:
         """This round's early calls (streaming dispatch), unless turned off."""
-        if not (self.deps.settings.streaming_dispatch and self._streams_decisions()):
+        if not (self.deps.settings.streaming_dispatch and streams_decisions(self.deps)):
             return None
-        return self.early.round(lambda: self._executor(state, RunView(state).request))
-
-    def _streams_decisions(self) -> bool:
-        """Whether the planner streams its decision: an in-process planner that says so, an
-        endpoint whose configuration asks for it (``stream_decisions``)."""
-        if getattr(self.deps.planner, "streams_decisions", False):
-            return True
-        config = self.deps.settings.models.get("planner")
-        return config is not None and config.kind == "openai" and config.stream_decisions
-
-    def _executor(self, state: RunState, request: ContextRequest) -> ToolExecutor:
-        settings = self.deps.settings
-        workspace = None
-        params: dict[str, Any] = {}
-        if settings.filesystem:
-            workspace = Workspace(settings.workspace_root, state["run_id"])
-            params["workspace_root"] = str(settings.workspace_root)
-        ctx = ToolContext(
-            settings=settings,
-            now=request.now or settings.now,
-            run_id=state["run_id"],
-            params=params,
-            merchants=_merchants(request),
-        )
-        executor = ToolExecutor(self.deps.loader.registry, ctx, workspace=workspace)
-        for rnd in state.get("rounds", []):
-            for a in rnd.get("actions", []):
-                if a["status"] in ("failed", "empty") and a.get("tool"):
-                    executor.remember_failure(a["tool"], a["args"], a["status"])
-        return executor
-
-
-def _merchants(request: ContextRequest) -> frozenset[str] | None:
-    if request.merchants is None:
-        return None
-    return frozenset(m.strip().upper() for m in request.merchants)
+        return self.early.round(lambda: round_executor(self.deps, state, RunView(state).request))
 
 
 def _facts(view: RunView) -> LoopFacts:
@@ -346,12 +359,6 @@ def _given_round(state: RunState) -> PlanningResult | None:
     """A SubAgent's first round when its parent gave the plan: no planner call."""
     decision = given_decision(state.get("request", {}), len(state.get("rounds", [])))
     return None if decision is None else PlanningResult(decision, None, 0, "")
-
-
-def _add_call(state: RunState, role: str, n: int) -> dict[str, int]:
-    calls = dict(state.get("llm_calls", {}))
-    calls[role] = calls.get(role, 0) + n
-    return calls
 
 
 def _emit_plan(state: RunState, decision: PlannerDecision) -> None:

@@ -79,6 +79,20 @@ def guard(facts: LoopFacts, settings: Settings, now: float | None = None) -> Sto
     return None
 
 
+def time_left(facts: LoopFacts, settings: Settings, now: float | None = None) -> float:
+    """Seconds of the run's wall budget (``max_duration_s``) left: the bound of a planner
+    call, cancelled when it is used up (the user's waits are not counted)."""
+    elapsed = (time.time() if now is None else now) - facts.started - facts.paused_s
+    return settings.max_duration_s - elapsed
+
+
+def out_of_time(facts: LoopFacts, settings: Settings) -> Stop:
+    """The ``max_duration`` stop of a planner call cancelled at the end of the budget."""
+    elapsed = time.time() - facts.started - facts.paused_s
+    detail = f"{elapsed:.0f}s of {settings.max_duration_s:g}s used (the planner call cancelled)"
+    return _stop("max_duration", detail)
+
+
 def after_planning(
     decision: PlannerDecision | None, error: str | None, facts: LoopFacts, settings: Settings
 ) -> Route:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict
 
 from deepagent.core.schema import JSON, TodoItem
 from deepagent.execution.records import ActionRecord, view_of
+from deepagent.llm.usage import RoleUsage
 from deepagent.planning.context import RoundView
 from deepagent.record import RoundRecord
 
@@ -36,6 +38,11 @@ class RunState(TypedDict, total=False):
     stop_kind: str | None  # routing.StopKind of stop_reason (absent in older checkpoints)
     status: str
     analysis: str
+    planner_fitting: dict[str, Any] | None  # this round's prompt fitting (prompts.budget)
+    analysis_fitting: dict[str, Any] | None  # the analyst prompt's fitting
+    analysis_fallback: str | None  # why the templated analyst wrote the report instead
+    analysis_flags: list[str]  # what the check of the model's report found
+    challenged: bool  # a final_analysis with nothing collected was sent back once
     pending_question: str | None
     llm_calls: dict[str, int]
     summary: str | None  # compressed form of rounds[:summarized_rounds]
@@ -49,7 +56,9 @@ class RunState(TypedDict, total=False):
     review: dict[str, Any] | None  # the PlanProposal waiting for the reviewer, as JSON
     plan_reviews: Annotated[Entries, appended]  # PlanReviewRecord as JSON
     paused_s: float  # seconds spent waiting for the user (not counted by max_duration)
-    tokens: dict[str, dict[str, int]]  # role -> {"input": n, "output": n}
+    planner_output: dict[str, str | None]  # the last planning call's output mode / fallback
+    tokens: dict[str, dict[str, int]]  # role -> {"input": n, "output": n, "cached": n}
+    cost: dict[str, float]  # role -> USD (endpoint-backed roles, from their prices)
     timings_ms: dict[str, float]
     error: str | None
 
@@ -89,7 +98,10 @@ def round_entry(
     note: str = "",
     **review: Any,
 ) -> dict[str, Any]:
-    """A round's record as JSON; ``review``: ``rejected_calls`` / ``reviewer_removed``."""
+    """A round's record as JSON; ``review``: ``rejected_calls`` / ``reviewer_removed``.
+    The output mode of the round's planning call comes from ``planner_output``."""
+    output = state.get("planner_output") or {}
+    review.setdefault("fitting", state.get("planner_fitting"))  # the round's prompt fitting
     return RoundRecord(
         index=len(state.get("rounds", [])) + 1,
         todo_list=todo,
@@ -97,6 +109,8 @@ def round_entry(
         thought=thought,
         actions=actions or [],
         note=note,
+        output_mode=output.get("mode"),
+        output_fallback=output.get("fallback"),
         **review,
     ).model_dump(mode="json")
 
@@ -122,6 +136,34 @@ def add_tokens(
     entry["input"] += tokens_in
     entry["output"] += tokens_out
     return tokens
+
+
+def add_usage(
+    state: RunState, used: Mapping[str, RoleUsage], **estimated: tuple[int, int, int]
+) -> dict[str, Any]:
+    """A node's ``llm_calls``, ``tokens`` and ``cost`` updates: every role an endpoint
+    served (``used``, drained from the run's ``llm.usage`` meter: requests sent, the
+    endpoint's token figures), and each role of ``estimated`` (calls, input, output) that
+    no endpoint served (an offline or in-process model: the estimate, no cost)."""
+    calls = dict(state.get("llm_calls", {}))
+    tokens = {k: dict(v) for k, v in state.get("tokens", {}).items()}
+    cost = dict(state.get("cost", {}))
+    for role, u in used.items():
+        calls[role] = calls.get(role, 0) + u.requests
+        entry = tokens.setdefault(role, {"input": 0, "output": 0})
+        entry["input"] += u.input
+        entry["output"] += u.output
+        entry["cached"] = entry.get("cached", 0) + u.cached
+        cost[role] = round(cost.get(role, 0.0) + u.cost, 9)
+    for role, (n, tokens_in, tokens_out) in estimated.items():
+        if role in used:
+            continue
+        if n or role in calls:
+            calls[role] = calls.get(role, 0) + n
+        entry = tokens.setdefault(role, {"input": 0, "output": 0})
+        entry["input"] += tokens_in
+        entry["output"] += tokens_out
+    return {"llm_calls": calls, "tokens": tokens} | ({"cost": cost} if cost else {})
 
 
 def add_time(state: RunState, key: str, started: float) -> dict[str, float]:

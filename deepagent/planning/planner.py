@@ -1,39 +1,57 @@
 """One planning round: render the context, ask the planner model, validate its decision.
 
 Invalid output (no JSON, bad JSON, a decision the schema rejects) is re-asked exactly
-once, the validation error fed back as an escaped ``<validation_error>`` section like
-every other prompt datum; a second invalid answer makes the round fail with the reason
-(the caller records it and stops planning). A model call that raises (timeout or HTTP
-error after the client's own retries, a malformed response) is not re-asked: it fails the
-round at once with ``planner model unavailable: ...`` or ``planner model error: ...``
-(``llm.errors``), and the loop decides what that means for the run (failed when nothing
-was collected yet, otherwise an analysis of what was).
+once, compactly: the original prompt and one short message with the validation error and
+the end of the bad reply as escaped ``<validation_error>`` / ``<reply_tail>`` sections; a
+second invalid answer makes the round fail with the reason, the first error kept beside
+it (the caller records it and stops planning). An endpoint's request carries its output
+mode (``planning.structured``: a strict JSON schema of the wire form, JSON mode, a forced
+tool or plain text); an endpoint that refuses the mode is asked again with the next one.
+Any other model call that raises (timeout or HTTP error after the client's own retries, a
+malformed response) is not re-asked: it fails the round at once with ``planner model
+unavailable: ...`` or ``planner model error: ...`` (``llm.errors``), and the loop decides
+what that means for the run (failed when nothing was collected yet, otherwise an analysis
+of what was).
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from pydantic import ValidationError
 
 from deepagent.core.schema import ActionSpec, PlannerDecision
+from deepagent.llm.config import OutputMode
 from deepagent.llm.errors import ModelFailure
 from deepagent.llm.pacing import message_tokens
+from deepagent.llm.tokens import count_tokens
 from deepagent.planning.case_plan import CaseReference, follow, is_case_reference
 from deepagent.planning.context import PlannerContext
-from deepagent.planning.render import planner_messages
+from deepagent.planning.render import fitted_planner_messages
 from deepagent.planning.stream_watch import ActionWatcher
+from deepagent.planning.structured import (
+    as_ai,
+    bound,
+    compact_reask,
+    current_mode,
+    fall_back,
+    json_objects,
+    reask_note,
+    refuses_format,
+    reply_text,
+    schema_note,
+)
 from deepagent.planning.todo import filled_todo
-from deepagent.prompts.sections import section
+from deepagent.planning.wire import WireError, to_internal
+from deepagent.prompts.budget import PromptTooLong
+from deepagent.prompts.fitting import Fitting
 from deepagent.tools.executor import validation_message
 
-_JSON_BLOCK = re.compile(r"\{.*\}", re.S)
 REASKS = 1
 """How many times an invalid decision is asked for again before the round fails."""
 
@@ -46,24 +64,41 @@ class PlanningResult:
     raw: str
     input_tokens: int = 0
     output_tokens: int = 0
+    output_mode: OutputMode | None = None  # how the decision was asked for (None: a policy)
+    output_fallback: str | None = None  # the endpoint refused a mode: which, and why
+    fitting: Fitting | None = None  # how the prompt was fitted into the role's budget
 
 
 def parse_decision(text: str, ctx: PlannerContext | None = None) -> PlannerDecision:
-    """A PlannerDecision from a model reply (the JSON object in it); raises ValueError. A
-    reply that names a reference case (``follow_case``) is that case's plan bound to the
-    question of ``ctx`` (``case_plan.follow``)."""
-    match = _JSON_BLOCK.search(text)
-    if match is None:
-        raise ValueError("the reply contains no JSON object")
+    """A PlannerDecision from a model reply; raises ValueError. The reply's JSON objects
+    are found with a JSON decoder (``structured.json_objects``: prose, code fences, several
+    objects) and the first that validates is the decision, in the internal or the wire
+    form (``wire.to_internal``); the error is the first object's. A reply that names a
+    reference case (``follow_case``) is that case's plan bound to the question of ``ctx``
+    (``case_plan.follow``)."""
+    found = json_objects(text)
+    if not found.objects:
+        raise ValueError(found.first_error or "the reply contains no JSON object")
+    first: ValueError | None = None
+    for data in found.objects:
+        try:
+            return _decision(data, ctx)
+        except ValueError as exc:
+            first = first or exc
+    assert first is not None
+    raise first
+
+
+def _decision(data: object, ctx: PlannerContext | None) -> PlannerDecision:
     try:
-        data = json.loads(match.group(0))
+        data = to_internal(data)
         if is_case_reference(data):
             if ctx is None:
                 raise ValueError("follow_case needs the reference cases of a planning round")
             return follow(CaseReference.model_validate(data), ctx)
         return PlannerDecision.model_validate(data)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON: {exc.msg} at position {exc.pos}") from exc
+    except WireError as exc:
+        raise ValueError(str(exc)) from exc
     except ValidationError as exc:
         raise ValueError(validation_message(exc)) from exc
 
@@ -81,11 +116,16 @@ Planner = BaseChatModel | PlannerPolicy
 
 
 async def plan_round(
-    model: Planner, ctx: PlannerContext, on_ready: Callable[[ActionSpec], None] | None = None
+    model: Planner,
+    ctx: PlannerContext,
+    on_ready: Callable[[ActionSpec], None] | None = None,
+    budget: int | None = None,
 ) -> PlanningResult:
     """One round; a policy is asked directly, a chat model through the prompt. With
     ``on_ready`` the model's reply is streamed and each action that can start before the
-    decision is complete is handed to it as soon as it is written (streaming dispatch)."""
+    decision is complete is handed to it as soon as it is written (streaming dispatch).
+    ``budget``: the prompt's tokens at most (``llm.tokens.prompt_budget``; None: no limit):
+    a prompt that cannot be fitted into it fails the round unsent."""
     if isinstance(model, PlannerPolicy):
         try:
             decision = await model.decide(ctx)
@@ -93,37 +133,78 @@ async def plan_round(
             return PlanningResult(None, f"planner failed: {type(exc).__name__}: {exc}", 1, "")
         raw = decision.model_dump_json(by_alias=True)
         return PlanningResult(filled_todo(decision, ctx), None, 1, raw)
-    messages: list[BaseMessage] = planner_messages(ctx)
-    raw = ""
+    try:
+        base, fitting = fitted_planner_messages(ctx, _less_note(budget, current_mode(model)))
+    except PromptTooLong as exc:  # never sent: it would be refused for its length
+        return PlanningResult(None, str(exc), 0, "", fitting=exc.fitting)
+    mode, fallback = current_mode(model), None
+    raw, error, first = "", "", None
     tokens_in = tokens_out = 0
     for attempt in range(1, REASKS + 2):
-        tokens_in += message_tokens(messages)
-        try:
-            reply = await _reply(model, messages, on_ready)
-        except Exception as exc:  # the round fails with the reason; the loop decides the rest
-            error = ModelFailure.of("planner", exc).text
-            return PlanningResult(None, error, attempt, raw, tokens_in, tokens_out)
-        raw = str(reply.content)
+        while True:  # a mode the endpoint refuses is asked again at once with the next one
+            prompt = _with_mode(base, mode)
+            messages = prompt if first is None else compact_reask(prompt, error, raw)
+            tokens_in += message_tokens(messages)
+            try:
+                reply = await _reply(bound(model, mode), messages, on_ready, mode)
+                break
+            except Exception as exc:  # the round fails with the reason; the loop decides
+                if mode == "text" or not refuses_format(exc):
+                    error = ModelFailure.of("planner", exc).text
+                    return PlanningResult(
+                        None, error, attempt, raw, tokens_in, tokens_out, mode, fallback, fitting
+                    )
+                lower = fall_back(model, mode)
+                refused = f"{mode} refused by the endpoint ({_short(exc)}): {lower}"
+                fallback = f"{fallback}; {refused}" if fallback else refused
+                mode = lower
+        raw = reply_text(reply)
         tokens_out += message_tokens([reply])
         try:
             decision = filled_todo(parse_decision(raw, ctx), ctx)
-            return PlanningResult(decision, None, attempt, raw, tokens_in, tokens_out)
+            return PlanningResult(
+                decision, None, attempt, raw, tokens_in, tokens_out, mode, fallback, fitting
+            )
         except ValueError as exc:
             error = str(exc)
-            messages = [*messages, AIMessage(raw), reask_message(error)]
+            first = first or error
+    if first is not None and first != error:
+        error = f"{error} (first reply: {first})"
     error = f"invalid planner output after a retry: {error}"
-    return PlanningResult(None, error, REASKS + 1, raw, tokens_in, tokens_out)
+    return PlanningResult(
+        None, error, REASKS + 1, raw, tokens_in, tokens_out, mode, fallback, fitting
+    )
+
+
+def _less_note(budget: int | None, mode: OutputMode) -> int | None:
+    """The budget left for the prompt once ``_with_mode`` adds the mode's note to it."""
+    return None if budget is None else budget - count_tokens(schema_note(mode))
+
+
+def _with_mode(messages: list[BaseMessage], mode: OutputMode) -> list[BaseMessage]:
+    """The planner prompt, its system part saying how the wire form is spelled when the
+    reply is held to the wire schema (``prompts/planner_wire.txt``)."""
+    note = schema_note(mode)
+    if not note or not messages or not isinstance(messages[0], SystemMessage):
+        return messages
+    return [SystemMessage(f"{messages[0].content}\n\n{note}"), *messages[1:]]
+
+
+def _short(exc: BaseException, size: int = 200) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= size else text[:size] + "..."
 
 
 async def _reply(
-    model: BaseChatModel,
+    model: Runnable[Any, BaseMessage],
     messages: list[BaseMessage],
     on_ready: Callable[[ActionSpec], None] | None,
+    mode: OutputMode = "text",
 ) -> AIMessage:
-    """The model's reply, streamed through an ``ActionWatcher`` when ``on_ready`` is set."""
-    if on_ready is None:
-        reply = await model.ainvoke(messages)
-        return reply if isinstance(reply, AIMessage) else AIMessage(str(reply.content))
+    """The model's reply, streamed through an ``ActionWatcher`` when ``on_ready`` is set
+    (not with a forced tool: its decision is the call's arguments, read when complete)."""
+    if on_ready is None or mode == "tools":
+        return as_ai(await model.ainvoke(messages))
     watcher, text = ActionWatcher(on_ready), ""
     async for chunk in model.astream(messages):
         if isinstance(chunk.content, str) and chunk.content:
@@ -133,11 +214,8 @@ async def _reply(
     return AIMessage(text)
 
 
-def reask_message(error: str) -> HumanMessage:
-    """The re-ask after an invalid decision: the validation error as data, escaped like
-    every section of the prompt contract (it may quote the model's own text)."""
-    return HumanMessage(
-        "Your decision is invalid (the validation_error section below says why). Reply again "
-        "with one JSON object following the format in the instructions.\n"
-        + section("validation_error", error)
-    )
+def reask_message(error: str, reply: str = "") -> HumanMessage:
+    """The re-ask after an invalid decision: the validation error and the end of the bad
+    reply as data, escaped like every section of the prompt contract (they may quote the
+    model's own text); sent after the original prompt alone (``structured.compact_reask``)."""
+    return reask_note(error, reply)

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from deepagent.core.schema import ActionSpec
+from deepagent.planning.wire import action_to_internal
 
 
 class ActionWatcher:
@@ -56,8 +57,9 @@ def _actions(text: str) -> tuple[bool, list[Any]]:
 
 
 def _spec(raw: Any) -> ActionSpec | None:
+    """The action, written in the internal or the wire form (``wire.action_to_internal``)."""
     try:
-        return ActionSpec.model_validate(raw)
+        return ActionSpec.model_validate(action_to_internal(raw))
     except ValidationError:
         return None
 

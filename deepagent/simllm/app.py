@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage
 from pydantic import ValidationError
 
 from deepagent.llm.pacing import PrefixCache, message_tokens
+from deepagent.llm.tokens import prompt_tokens
 from deepagent.simllm import protocol as wire
 from deepagent.simllm.config import FaultKind, ForcedFault, SimConfig
 from deepagent.simllm.faults import FaultSchedule
@@ -27,6 +28,7 @@ from deepagent.simllm.readers import PromptError
 from deepagent.tools.executor import validation_message
 
 POLL_S = 0.05  # how often a stall checks for a gone client or a shutdown
+RECEIVED_KEPT = 1000  # requests kept in the request log (GET /sim/requests)
 
 
 @dataclass
@@ -35,6 +37,7 @@ class SimState:
     schedule: FaultSchedule
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     caches: dict[str, PrefixCache] = field(default_factory=dict)  # model -> its prompt cache
+    received: list[dict[str, Any]] = field(default_factory=list)  # request log, no messages
 
     @classmethod
     def create(cls, config: SimConfig) -> SimState:
@@ -48,10 +51,11 @@ class Reply:
     cid: str
     model: str
     content: str
-    tokens: dict[str, int]
+    tokens: dict[str, Any]
     fault: FaultKind | None
     include_usage: bool
     cached_tokens: int = 0  # of the prompt, a prefix an earlier request of the model sent
+    tool: str | None = None  # a forced function tool: the reply is its call, content the args
 
 
 def error(
@@ -104,17 +108,28 @@ def create_app(config: SimConfig, state: SimState | None = None) -> FastAPI:
         sim.schedule.force(fault)
         return JSONResponse({"forced": [f.model_dump() for f in sim.schedule.forced]})
 
+    @app.get("/sim/requests")
+    async def requests() -> list[dict[str, Any]]:
+        return sim.received
+
     @app.post("/sim/reset")
     async def reset() -> dict[str, str]:
         sim.schedule = FaultSchedule(sim.config)
+        sim.received.clear()
         return {"status": "reset"}
 
     return app
 
 
 async def chat_completion(sim: SimState, request: Request) -> Response:
+    entry: dict[str, Any] = {}  # the request log's: parameters, not messages
     try:
-        req = wire.ChatRequest.model_validate(await request.json())
+        body = await request.json()
+        if isinstance(body, dict):
+            entry.update((k, v) for k, v in body.items() if k != "messages")
+            sim.received.append(entry)
+            del sim.received[:-RECEIVED_KEPT]
+        req = wire.ChatRequest.model_validate(body)
     except ValidationError as exc:
         return error(400, validation_message(exc), "invalid_request_error")
     except ValueError:
@@ -123,6 +138,12 @@ async def chat_completion(sim: SimState, request: Request) -> Response:
         served = ", ".join(POLICIES)
         message = f"The model '{req.model}' does not exist on this simulator (served: {served})"
         return error(404, message, "invalid_request_error", "model_not_found")
+    if too_long := _over_window(sim, req, entry):
+        return error(400, too_long, "invalid_request_error", "context_length_exceeded")
+    if req.output_mode in sim.config.refuse_formats:  # a server without structured outputs
+        what = "tools" if req.output_mode == "tools" else f"response_format {req.output_mode}"
+        message = f"{what} is unsupported by this server (simulated)"
+        return error(400, message, "invalid_request_error", "unsupported_parameter")
     fault = sim.schedule.next(req.model)
     if fault == "rate_limit":
         retry = sim.config.retry_after_s
@@ -133,6 +154,8 @@ async def chat_completion(sim: SimState, request: Request) -> Response:
     if fault == "unavailable":
         return error(503, "The server is overloaded or not ready yet (simulated)", "server_error")
     reply = await _reply(sim, req, fault)
+    if isinstance(reply, Reply):
+        entry["usage"] = reply.tokens  # what the reply reports
     if isinstance(reply, Response):
         return reply
     if req.stream:
@@ -144,7 +167,10 @@ async def chat_completion(sim: SimState, request: Request) -> Response:
     await asyncio.sleep(
         latency.total_s(tokens["completion_tokens"], tokens["prompt_tokens"], reply.cached_tokens)
     )
-    body = wire.completion(reply.cid, reply.model, reply.content, reply.tokens)
+    body = wire.completion(
+        reply.cid, reply.model, reply.content, reply.tokens,
+        [wire.tool_call(reply.cid, reply.tool, reply.content)] if reply.tool else None,
+    )  # fmt: skip
     if fault == "malformed":
         return Response(wire.truncated(body), media_type="application/json")
     return JSONResponse(body)
@@ -153,19 +179,36 @@ async def chat_completion(sim: SimState, request: Request) -> Response:
 async def _reply(sim: SimState, req: wire.ChatRequest, fault: FaultKind | None) -> Reply | Response:
     messages = req.langchain_messages()
     try:
-        content = await asyncio.to_thread(respond, req.model, messages, fault == "invalid")
+        content = await asyncio.to_thread(
+            respond, req.model, messages, fault == "invalid", req.output_mode
+        )
     except PromptError as exc:
         return error(400, f"{req.model}: {exc}", "invalid_request_error")
     except Exception as exc:  # a policy bug is the server's error, in the OpenAI shape
         why = f"{req.model} policy failed: {type(exc).__name__}: {exc}"
         return error(500, why, "server_error")
-    tokens = wire.usage(message_tokens(messages), message_tokens([AIMessage(content)]))
     cid = f"chatcmpl-sim-{req.model}-{sim.schedule.counts[req.model]}"
     cached = 0
     if sim.config.latency_for(req.model).prefill_tokens_per_s > 0:  # prompts take time
         prompt = "\n".join(str(m.content) for m in messages)
         cached = sim.caches.setdefault(req.model, PrefixCache()).cached_tokens(prompt)
-    return Reply(cid, req.model, content, tokens, fault, req.include_usage, cached)
+    tokens = wire.usage(message_tokens(messages), message_tokens([AIMessage(content)]), cached)
+    tool = req.tool_name() if req.output_mode == "tools" else None
+    return Reply(cid, req.model, content, tokens, fault, req.include_usage, cached, tool)
+
+
+def _over_window(sim: SimState, req: wire.ChatRequest, entry: dict[str, Any]) -> str | None:
+    """Why a request is over the simulated context window (None: it fits, or no window);
+    the request log keeps its prompt's estimate (``llm.tokens``) either way."""
+    entry["prompt_estimate"] = estimate = prompt_tokens(req.langchain_messages())
+    window = sim.config.context_window
+    reply = int(entry.get("max_tokens") or entry.get("max_completion_tokens") or 0)
+    if window is None or estimate + reply <= window:
+        return None
+    return (
+        f"This model's maximum context length is {window} tokens; the messages take about"
+        f" {estimate} and the reply asks for {reply} (simulated)"
+    )
 
 
 def pieces(text: str, size: int) -> list[str]:
@@ -182,6 +225,14 @@ async def _stream(sim: SimState, request: Request, reply: Reply) -> AsyncIterato
         await stall(sim, request)
     if reply.fault == "malformed":
         yield b'data: {"id": "' + reply.cid.encode() + b'", "choices": [{"delta": {"cont\n\n'
+        yield wire.DONE
+        return
+    if reply.tool:  # the call in one delta
+        call = {"index": 0, **wire.tool_call(reply.cid, reply.tool, reply.content)}
+        yield wire.sse(wire.chunk(reply.cid, reply.model, {"tool_calls": [call]}))
+        yield wire.sse(wire.chunk(reply.cid, reply.model, {}, finish="tool_calls"))
+        if reply.include_usage:
+            yield wire.sse(wire.chunk(reply.cid, reply.model, {}, tokens=reply.tokens))
         yield wire.DONE
         return
     parts = pieces(reply.content, sim.config.stream_chunk_chars)

@@ -76,6 +76,19 @@ class SimConfig(Strict):
     retry_after_s: float = Field(default=1.0, ge=0, description="Retry-After of a 429")
     stall_s: float = Field(default=3600.0, gt=0, description="how long a stall lasts")
     stream_chunk_chars: int = Field(default=16, ge=1, description="characters per SSE chunk")
+    context_window: int | None = Field(
+        default=None,
+        gt=0,
+        description="refuse (HTTP 400 context_length_exceeded) a request whose prompt"
+        " (llm.tokens estimate) plus max_tokens is over this, as a real server does",
+    )
+    refuse_formats: list[Literal["json_schema", "json_object_schema", "json_object", "tools"]] = (
+        Field(
+            default_factory=list,
+            description="output modes answered HTTP 400 'unsupported' (a server without structured"
+            " outputs): a request asking for one gets no reply",
+        )
+    )
 
     @model_validator(mode="after")
     def _check_rates(self) -> SimConfig:

@@ -7,7 +7,9 @@ is a language model: they are the project's offline policies behind the OpenAI A
 
 - ``offline-planner`` (and ``offline-subagent-planner``): the case-guided planner
   (``deepagent.planning.offline.policy.decide``); invalid = the decision plus a field the
-  PlannerDecision schema forbids.
+  PlannerDecision schema forbids. A request asking for the ``json_schema`` or ``tools``
+  output gets the decision in the wire form (``planning.wire.to_wire``), as a strict
+  server would hold a model to it.
 - ``offline-summarizer``: the extractive summary; invalid = prose without action lines.
 - ``offline-analyst``: the templated report; invalid = a reply with no figures.
 - ``offline-binder``: the instruction evaluated as JMESPath over the inputs, else an
@@ -32,6 +34,7 @@ from deepagent.analysis.prompt import read_analyst_prompt
 from deepagent.analysis.table_blocks import expand_text, listing
 from deepagent.execution.ask import read_binder_prompt
 from deepagent.planning.offline.policy import decide
+from deepagent.planning.wire import WIRE_SCHEMA, to_wire
 from deepagent.prompts.sections import sections
 from deepagent.simllm.readers import PromptError, system_text, upto_prompt, user_text
 from deepagent.summaries.prompt import read_summary_prompt
@@ -58,6 +61,14 @@ def plan(messages: Messages) -> str:
     user_text(messages)  # PromptError when there is no user message at all
     decision = decide(upto_prompt(messages, "<question>"))
     return decision.compact_json()
+
+
+def as_wire(reply: str) -> str:
+    """A planner reply in the wire form; a field the schema does not know (the invalid
+    reply's) is kept, so that the invalid reply stays invalid."""
+    data = json.loads(reply)
+    extra = {k: v for k, v in data.items() if k not in WIRE_SCHEMA["properties"]}
+    return _dumps({**to_wire(data), **extra})
 
 
 def plan_invalid(messages: Messages) -> str:
@@ -147,12 +158,17 @@ POLICIES: dict[str, Policy] = {
 }
 
 
-def respond(model: str, messages: Messages, invalid: bool = False) -> str:
+def respond(model: str, messages: Messages, invalid: bool = False, output: str = "text") -> str:
     """The reply of ``model``'s policy (KeyError for an unknown model, PromptError when
-    the messages are not that role's prompt)."""
+    the messages are not that role's prompt); a planner's in the wire form when the
+    request's ``output`` mode holds it to the wire schema."""
     policy = POLICIES[model]
     try:
-        return (policy.invalid if invalid else policy.reply)(messages)
+        reply = (policy.invalid if invalid else policy.reply)(messages)
+        held = ("json_schema", "json_object_schema", "tools")
+        if policy.role in ("planner", "subagent_planner") and output in held:
+            return as_wire(reply)
+        return reply
     except PromptError:
         raise
     except (ValueError, KeyError, TypeError) as exc:

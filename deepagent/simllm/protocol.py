@@ -50,9 +50,33 @@ class ChatRequest(_Lenient):
     stream: bool = False
     stream_options: StreamOptions | None = None
     n: int | None = Field(default=None, ge=1, le=1, description="one choice only")
+    response_format: JSONDict | None = None
+    tools: list[JSONDict] | None = None
+    tool_choice: JSONDict | str | None = None
 
     def langchain_messages(self) -> list[BaseMessage]:
         return [to_langchain(m) for m in self.messages]
+
+    @property
+    def output_mode(
+        self,
+    ) -> Literal["json_schema", "json_object_schema", "json_object", "tools", "text"]:
+        """What the request asks the reply to be: a forced function tool, a JSON schema
+        (OpenAI's form, or llama.cpp's ``json_object`` with a ``schema``), any JSON object,
+        or text."""
+        if self.tools and self.tool_choice not in (None, "none"):
+            return "tools"
+        form = self.response_format or {}
+        kind = form.get("type")
+        if kind == "json_object" and form.get("schema"):
+            return "json_object_schema"
+        return kind if kind in ("json_schema", "json_object") else "text"
+
+    def tool_name(self) -> str:
+        """The function a ``tools`` request forces (else its first tool's)."""
+        if isinstance(self.tool_choice, dict):
+            return str(self.tool_choice.get("function", {}).get("name", ""))
+        return str((self.tools or [{}])[0].get("function", {}).get("name", ""))
 
     @property
     def include_usage(self) -> bool:
@@ -70,16 +94,31 @@ def to_langchain(message: ChatMessage) -> BaseMessage:
     return HumanMessage(text)
 
 
-def usage(prompt_tokens: int, completion_tokens: int) -> JSONDict:
-    return {
+def usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> JSONDict:
+    """OpenAI's ``usage``; ``cached_tokens``: of the prompt, a prefix read from the cache."""
+    body: JSONDict = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
+    if cached_tokens:
+        body["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+    return body
 
 
-def completion(cid: str, model: str, content: str, tokens: JSONDict) -> JSONDict:
-    """A non-streaming ``chat.completion`` object."""
+def tool_call(cid: str, name: str, arguments: str) -> JSONDict:
+    """One function call of an assistant message (``arguments``: JSON text)."""
+    return {
+        "id": f"call-{cid}",
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    }
+
+
+def completion(
+    cid: str, model: str, content: str, tokens: JSONDict, tool_calls: list[JSONDict] | None = None
+) -> JSONDict:
+    """A non-streaming ``chat.completion`` object (with ``tool_calls``: a call, no text)."""
     return {
         "id": cid,
         "object": "chat.completion",
@@ -88,8 +127,10 @@ def completion(cid: str, model: str, content: str, tokens: JSONDict) -> JSONDict
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": content}
+                if not tool_calls
+                else {"role": "assistant", "content": None, "tool_calls": tool_calls},
+                "finish_reason": "tool_calls" if tool_calls else "stop",
                 "logprobs": None,
             }
         ],

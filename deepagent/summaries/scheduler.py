@@ -19,6 +19,7 @@ from deepagent import events as ev
 from deepagent.core.schema import TodoItem
 from deepagent.core.settings import Settings
 from deepagent.llm.pacing import Pace, approx_tokens
+from deepagent.llm.tokens import role_budget
 from deepagent.loop.state import RunState, round_view
 from deepagent.loop.state import merged as merged_state
 from deepagent.record import SummaryRecord
@@ -135,4 +136,7 @@ class Summarizer:
             prompt = "\n".join(summary_messages(request)) if pace.prefill_tokens_per_s else ""
             await pace.wait_for(text, approx_tokens(prompt))
             return text
-        return await summarize_with_model(self.model, question, views, todo, state.get("summary"))
+        budget = role_budget(self.settings, "summarizer")
+        return await summarize_with_model(
+            self.model, question, views, todo, state.get("summary"), budget
+        )

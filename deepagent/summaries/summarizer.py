@@ -19,7 +19,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from deepagent.core.schema import TodoItem
 from deepagent.llm.pacing import message_tokens
 from deepagent.planning.context import ActionView, RoundView
-from deepagent.summaries.prompt import SummaryRequest, summary_messages
+from deepagent.summaries.prompt import SummaryRequest, fitted_summary_messages
 
 _FIGURE = re.compile(
     r"[¥$]?-?\d[\d,]*(?:\.\d+)?%?|[A-Za-z\u4e00-\u9fff][\w\u4e00-\u9fff&'·-]*\s?\(\d+\)"
@@ -83,9 +83,12 @@ async def summarize_with_model(
     rounds: Sequence[RoundView],
     todo: Sequence[TodoItem],
     previous: str | None,
+    budget: int | None = None,
 ) -> str:
-    """The summary written by the ``summarizer`` model role for these rounds."""
-    system, user = summary_messages(SummaryRequest(question, list(rounds), list(todo), previous))
+    """The summary written by the ``summarizer`` model role for these rounds (its prompt
+    fitted into ``budget`` tokens; ``PromptTooLong`` when it cannot be)."""
+    request = SummaryRequest(question, list(rounds), list(todo), previous)
+    system, user = fitted_summary_messages(request, budget)
     reply = await model.ainvoke([SystemMessage(system), HumanMessage(user)])
     return str(reply.content)
 

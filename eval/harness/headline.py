@@ -54,6 +54,8 @@ def headline(summary: Summary) -> Table:
                  for r, t in summary.tokens_per_run.items()})),
         ("pass rate", _f(rel["pass_rate"])),
     ]  # fmt: skip
+    if summary.cost_per_run:  # some role has a price
+        rows.insert(-1, ("model cost per run (USD)", f"{summary.cost_per_run['total']:.4f}"))
     rows += [(k, _f(v)) for k, v in rel.items() if k.startswith("pass^") and k != "pass^1"]
     for name, value in rows:
         table.add_row(name, value)

@@ -31,6 +31,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import Field, ValidationError
 
+from deepagent.analysis.figures import NumberPool, figure_matches, figures_in, mentions
 from deepagent.core.question import detect_language
 from deepagent.core.schema import JSON, Strict
 from deepagent.core.settings import Settings
@@ -38,7 +39,6 @@ from deepagent.llm import chat_model
 from deepagent.record import RunRecord
 from eval.harness.cases import EvalCase, status_ok
 from eval.harness.facts import ResolvedFact
-from eval.harness.figures import NumberPool, figure_matches, figures_in, mentions
 from eval.harness.metrics import has_usable_data
 from eval.harness.safety import prompt_leaks, secret_leaks
 from eval.harness.silent_miss import ExpectedItem, resolve_expected, silent_misses

@@ -21,11 +21,11 @@ from typing import Literal
 import yaml
 from pydantic import Field, ValidationError
 
+from deepagent.analysis.figures import figure_matches, figures_in
 from deepagent.core.schema import JSON, Strict
 from deepagent.core.yamlfile import safe_load
 from deepagent.record import RunRecord
 from deepagent.tools.registry import ALWAYS_LOADED, ToolRegistry
-from eval.harness.figures import figure_matches, figures_in
 from eval.harness.plan_template import plan_of
 from eval.harness.report_data import load_run
 from eval.harness.scoring import RunScore

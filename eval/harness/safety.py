@@ -6,8 +6,8 @@ import re
 from functools import cache
 from pathlib import Path
 
+from deepagent.analysis.figures import normalized
 from deepagent.prompts import PROMPTS_DIR
-from eval.harness.figures import normalized
 
 WINDOW = 48
 """Characters of prompt text that, found verbatim in an answer, count as a leak."""

@@ -78,6 +78,7 @@ class RunScore(Strict):
     tool_calls: int = 0
     llm_calls: dict[str, int] = Field(default_factory=dict)
     tokens: dict[str, TokenCount] = Field(default_factory=dict)
+    cost: dict[str, float] = Field(default_factory=dict, description="USD per role (prices)")
     coverage_complete: bool | None = Field(
         default=None, description="the run's own coverage check: every requirement covered"
     )
@@ -185,6 +186,7 @@ def metric_fields(
         "tool_calls": record.tool_calls,
         "llm_calls": record.llm_calls,
         "tokens": record.tokens,
+        "cost": record.cost,
         "coverage_complete": record.coverage_complete,
     }
 

@@ -37,6 +37,9 @@ class Summary(Strict):
     performance: dict[str, float]
     llm_calls_per_run: dict[str, float]
     tokens_per_run: dict[str, dict[str, float]]
+    cost_per_run: dict[str, float] = Field(
+        default_factory=dict, description="mean USD per run, per role and in total (prices)"
+    )
     reliability: dict[str, float | None]
     by_question_type: dict[str, GroupStats]
     by_language: dict[str, GroupStats]
@@ -136,11 +139,25 @@ def per_role(scores: Sequence[RunScore]) -> tuple[dict[str, float], dict[str, di
         calls.update(s.llm_calls)
         for role, t in s.tokens.items():
             tok[role].update({"input": t.input, "output": t.output})
+            if t.cached:
+                tok[role].update({"cached": t.cached})
     n = len(scores)
     return (
         {r: round(c / n, 3) for r, c in sorted(calls.items())},
         {r: {k: round(v / n, 1) for k, v in c.items()} for r, c in sorted(tok.items())},
     )
+
+
+def cost_per_run(scores: Sequence[RunScore]) -> dict[str, float]:
+    """Mean USD per run, per role and ``total`` (empty when no role has a price)."""
+    spent: Counter[str] = Counter()
+    for s in scores:
+        spent.update(s.cost)
+    if not spent:
+        return {}
+    n = len(scores)
+    out = {r: round(c / n, 6) for r, c in sorted(spent.items())}
+    return out | {"total": round(sum(spent.values()) / n, 6)}
 
 
 def reliability(scores: Sequence[RunScore], repeat: int) -> dict[str, float | None]:
@@ -190,6 +207,7 @@ def summarize(name: str, scores: Sequence[RunScore], repeat: int) -> Summary:
         performance=performance(scores),
         llm_calls_per_run=calls,
         tokens_per_run=tokens,
+        cost_per_run=cost_per_run(scores),
         reliability=reliability(scores, repeat),
         by_question_type=groups(scores, lambda s: s.question_type),
         by_language=groups(scores, lambda s: s.language),

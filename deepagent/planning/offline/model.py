@@ -29,6 +29,7 @@ class OfflinePlannerModel(BaseChatModel):
     pace: Pace = Field(default_factory=Pace)
     streams_decisions: bool = True  # in-process: a streamed decision cannot stall
     by_reference: bool = True  # a case's whole bound plan written as follow_case
+    answers_by_rule: bool = True  # an answer without data is its rules' (loop.challenge)
     _cache: PrefixCache = PrivateAttr(default_factory=PrefixCache)
 
     @property

@@ -30,7 +30,6 @@ from deepagent.core.schema import (
 from deepagent.planning.case_plan import CaseReference, FollowCase, fill_case
 from deepagent.planning.offline.clarity import Unclear, mashed, unclear
 from deepagent.planning.offline.coverage import coverage_actions, coverage_done, planned
-from deepagent.planning.offline.scope import outside_only
 from deepagent.planning.offline.situation import (
     Situation,
     case_tag,
@@ -38,6 +37,7 @@ from deepagent.planning.offline.situation import (
     read_situation,
 )
 from deepagent.planning.todo import gives_todo, requirement_todo
+from deepagent.requirements.scope import outside_only
 
 # --- the policy ----------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """When the whole question lies outside the data: the offline planner goes to the analysis
-that says so instead of answering a question nobody asked.
+that says so instead of answering a question nobody asked, and the loop lets any
+planner's answer without data stand (``loop.challenge``).
 
 The requirements mark what no module's data holds (``out_of_scope``: another platform, a
 forecast). Most questions that name one still ask something the data answers ("京东上卖

@@ -1,0 +1,74 @@
+"""Checks of what a model analyst wrote, before the run ends with it.
+
+- **Language**: every sentence of an answer is in the question's language. A report
+  written mostly in the other language (its letters counted: CJK characters against
+  Latin letters, names and figures aside) is not the answer; the templated analyst
+  writes it instead.
+- **Figures**: each figure the model states (``¥1,234.56``, ``12.3%``, ``6,394.6万``) must
+  be one of the collected numbers or a simple aggregate of them (``figures.NumberPool``);
+  those that are not are flagged in the record (the text stays: a derived figure may be
+  right, and the reader is better served by a flag than a silent rewrite).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from deepagent.analysis.figures import NumberPool, figures_in
+from deepagent.analysis.inputs import AnalysisInput
+from deepagent.core.schema import JSON
+
+_CJK = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
+_LATIN = re.compile(r"[A-Za-z]")
+_MARKER = re.compile(r"\[\[[^\]]*\]\]|\{\{[^}]*\}\}")  # table markers the service expands
+WRONG_SHARE = 0.6
+"""A report is in the wrong language when this share of its letters is the other one's."""
+MIN_LETTERS = 40
+"""Too little text to judge its language (a one-line answer of figures and names)."""
+FLAGGED = 8
+"""At most this many unbacked figures are listed."""
+
+
+@dataclass(frozen=True)
+class AnalysisCheck:
+    wrong_language: str | None = None  # why the text is not in the question's language
+    unbacked: list[str] = field(default_factory=list)  # figures no collected number backs
+
+    @property
+    def flags(self) -> list[str]:
+        """The record's flags: one line per finding."""
+        out = [f"wrong language: {self.wrong_language}"] if self.wrong_language else []
+        if self.unbacked:
+            shown = ", ".join(self.unbacked[:FLAGGED])
+            more = len(self.unbacked) - FLAGGED
+            out.append(f"figures not in the data: {shown}" + (f" (+{more})" if more > 0 else ""))
+        return out
+
+
+def check_analysis(text: str, inp: AnalysisInput) -> AnalysisCheck:
+    """Language and figures of a model analyst's ``text`` against what it was given."""
+    return AnalysisCheck(
+        wrong_language=_language(text, inp.language), unbacked=_unbacked(text, inp)
+    )
+
+
+def _language(text: str, language: str) -> str | None:
+    plain = _MARKER.sub("", text)
+    cjk, latin = len(_CJK.findall(plain)), len(_LATIN.findall(plain))
+    letters = cjk + latin / 4  # a CJK character carries about a word: four Latin letters
+    if letters < MIN_LETTERS:
+        return None
+    other = latin / 4 if language == "zh" else cjk
+    if other / letters < WRONG_SHARE:
+        return None
+    asked = "Chinese" if language == "zh" else "English"
+    return f"the question is in {asked}; {other / letters:.0%} of the report is not"
+
+
+def _unbacked(text: str, inp: AnalysisInput) -> list[str]:
+    sources: list[JSON] = [inp.question, inp.params]
+    for result in inp.collected:
+        sources += [result.data, result.plain_text]
+    pool = NumberPool.build(sources)
+    return [f.text for f in figures_in(text) if not pool.supports(f)]
