@@ -118,6 +118,9 @@ def wait_for_model(proc: subprocess.Popen[bytes], base_url: str, limit_s: float 
     sys.exit(f"the llama.cpp server did not answer within {limit_s:g} s")
 
 
+PLANNER_REPLY_TOKENS = 1024
+
+
 def models_env(base_url: str, model: str, request_timeout_s: float, output: str | None) -> str:
     """Every role at the server; ``output``: the planners' output mode (when the project
     has the setting), else their default."""
@@ -133,6 +136,8 @@ def models_env(base_url: str, model: str, request_timeout_s: float, output: str 
     if "context_window" in ModelConfig.model_fields:
         entry["context_window"] = N_CTX
     models = {role: dict(entry) for role in ROLES}
+    for role in PLANNERS:  # a decision is a few hundred tokens: leave the window to the prompt
+        models[role]["max_output_tokens"] = PLANNER_REPLY_TOKENS
     if output and "output" in ModelConfig.model_fields:
         for role in PLANNERS:
             models[role]["output"] = output

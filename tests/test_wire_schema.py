@@ -122,6 +122,13 @@ def test_the_wire_schema_is_in_the_strict_subset() -> None:
     assert json.loads(json.dumps(WIRE_SCHEMA)) == WIRE_SCHEMA
 
 
+def test_a_plan_of_no_action_cannot_be_written() -> None:
+    """A grammar built from the schema (llama.cpp) cannot emit ``"actions": []``: a tiny
+    model held to the schema wrote exactly that, which no plan can run."""
+    arrays = [o for o in objects(WIRE_SCHEMA) if "actions" in o["properties"]]
+    assert arrays and all(o["properties"]["actions"]["minItems"] == 1 for o in arrays)
+
+
 def _dollar_fields() -> set[str]:
     """Every field of the decision models named or aliased ``$x``."""
     models = [

@@ -30,6 +30,7 @@ import json
 import types
 from typing import Any, Literal, Union, cast, get_args, get_origin
 
+from annotated_types import MinLen
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
@@ -171,6 +172,9 @@ def _model_schema(model: type[BaseModel], stack: tuple[type[BaseModel], ...]) ->
     properties: dict[str, Any] = {}
     for name, info, tp in _fields(model, stack):
         schema = dict(_schema(tp, inner))
+        least = next((m.min_length for m in info.metadata if isinstance(m, MinLen)), 0)
+        if schema.get("type") == "array" and least:  # a grammar then cannot write "[]"
+            schema["minItems"] = least
         if info.description and "description" not in schema:
             schema["description"] = info.description
         if (
