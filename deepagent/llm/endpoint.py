@@ -130,7 +130,16 @@ class EndpointChatModel(ChatOpenAI):
     def _abandoned(
         self, meter: usage.UsageMeter | None, messages: Sequence[BaseMessage], exc: BaseException
     ) -> None:
-        """A request the server read but whose reply was not waited for: its prompt counts."""
+        """A request the server read but whose reply was not waited for: its prompt counts;
+        one whose reply was refused (length limit, content filter) counts what it reports."""
+        reported = getattr(getattr(exc, "completion", None), "usage", None)
+        if meter is not None and reported is not None:
+            tokens_in, tokens_out = reported.prompt_tokens, reported.completion_tokens
+            details = getattr(reported, "prompt_tokens_details", None)
+            cached = getattr(details, "cached_tokens", 0) or 0
+            cost = self.prices.cost(tokens_in, tokens_out, cached)
+            meter.used(self.role, tokens_in, tokens_out, cached, cost)
+            return
         if meter is not None and (isinstance(exc, asyncio.CancelledError) or read_timeout(exc)):
             tokens_in = message_tokens(messages)
             meter.used(self.role, tokens_in, 0, 0, self.prices.cost(tokens_in, 0))
