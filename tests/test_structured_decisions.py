@@ -26,6 +26,7 @@ from deepagent.llm.testing import ScriptedChatModel
 from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.planning.planner import parse_decision
 from deepagent.planning.structured import (
+    BOUNDED_SCHEMA,
     REPLY_TAIL,
     configure,
     json_objects,
@@ -120,7 +121,7 @@ async def test_each_mode_runs_the_same_plan(
             assert request["tool_choice"] == {"type": "function", "function": {"name": SCHEMA_NAME}}
         expected = {
             "json_object": {"type": "json_object"},
-            "json_object_schema": {"type": "json_object", "schema": WIRE_SCHEMA},
+            "json_object_schema": {"type": "json_object", "schema": BOUNDED_SCHEMA},
         }.get(mode)
         if mode in ("tools", "text", "json_object", "json_object_schema"):
             assert request.get("response_format") == expected, mode
@@ -299,3 +300,21 @@ async def test_a_tool_call_reply_is_read_from_its_arguments(loader: ContextLoade
     agent = Agent(RunDeps(loader.settings, loader, planner, None))
     record = await agent.run_to_end(ContextRequest(question=LOOKUP))
     assert record.status == "needs_input" and record.pending_question == "Which month?"
+
+
+def test_a_grammar_held_reply_is_bounded_and_still_holds_every_plan() -> None:
+    """Every free string and list of the llama.cpp form is bounded, so a grammar built
+    from it ends every reply as a whole object (a tiny model ran on to its reply limit);
+    what the schema allows is otherwise unchanged."""
+    import json as _json
+
+    text = _json.dumps(BOUNDED_SCHEMA)
+    assert '"maxLength": 400' in text and '"maxItems": 12' in text
+    assert "maxLength" not in _json.dumps(WIRE_SCHEMA)  # OpenAI's strict mode: unbounded
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in ("maxLength", "maxItems")}
+        return [strip(v) for v in value] if isinstance(value, list) else value
+
+    assert strip(BOUNDED_SCHEMA) == WIRE_SCHEMA
