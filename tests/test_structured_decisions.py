@@ -318,3 +318,48 @@ def test_a_grammar_held_reply_is_bounded_and_still_holds_every_plan() -> None:
         return [strip(v) for v in value] if isinstance(value, list) else value
 
     assert strip(BOUNDED_SCHEMA) == WIRE_SCHEMA
+
+
+# --- a reply cut at its length limit --------------------------------------------------------
+
+
+def _cut_at_limit() -> Exception:
+    from openai import LengthFinishReasonError
+    from openai.types.chat import ChatCompletion
+
+    completion = ChatCompletion.model_validate({
+        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "length",
+                     "message": {"role": "assistant", "content": '{"thought": "aaaa'}}],
+        "usage": {"prompt_tokens": 6000, "completion_tokens": 1024, "total_tokens": 7024},
+    })  # fmt: skip
+    return LengthFinishReasonError(completion=completion)
+
+
+class CutFirst(ScriptedChatModel):
+    """Runs to its length limit on its first ``cuts`` calls, then replies as scripted."""
+
+    cuts: int = 1
+
+    def _generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+        if self.cuts > 0:
+            self.cuts -= 1
+            self.calls.append(list(messages))
+            raise _cut_at_limit()
+        return super()._generate(messages, *args, **kwargs)
+
+
+async def test_a_reply_cut_at_its_limit_is_asked_again_shorter() -> None:
+    """``finish_reason: length`` is read as what it is, a decision not finished, and
+    repaired once by a compact re-ask (it used to fail the round as a model error)."""
+    from deepagent.planning.context import PlannerContext
+    from deepagent.planning.planner import plan_round
+
+    model = CutFirst(messages=iter([GOOD]))
+    result = await plan_round(model, PlannerContext(question=LOOKUP, language="zh"))
+    assert result.decision is not None and result.calls == 2, result.error
+    reask = str(model.calls[1][-1].content)
+    assert "cut at its length limit (1024 tokens)" in reask and "aaaa" in reask
+    twice = CutFirst(messages=iter([GOOD]), cuts=2)
+    failed = await plan_round(twice, PlannerContext(question=LOOKUP, language="zh"))
+    assert failed.decision is None and "LengthFinishReasonError" in (failed.error or "")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
@@ -141,25 +142,19 @@ async def plan_round(
     raw, error, first = "", "", None
     tokens_in = tokens_out = 0
     for attempt in range(1, REASKS + 2):
-        while True:  # a mode the endpoint refuses is asked again at once with the next one
-            prompt = _with_mode(base, mode)
-            messages = prompt if first is None else compact_reask(prompt, error, raw)
-            tokens_in += message_tokens(messages)
-            try:
-                reply = await _reply(bound(model, mode), messages, on_ready, mode)
-                break
-            except Exception as exc:  # the round fails with the reason; the loop decides
-                if mode == "text" or not refuses_format(exc):
-                    error = ModelFailure.of("planner", exc).text
-                    return PlanningResult(
-                        None, error, attempt, raw, tokens_in, tokens_out, mode, fallback, fitting
-                    )
-                lower = fall_back(model, mode)
-                refused = f"{mode} refused by the endpoint ({_short(exc)}): {lower}"
-                fallback = f"{fallback}; {refused}" if fallback else refused
-                mode = lower
-        raw = reply_text(reply)
-        tokens_out += message_tokens([reply])
+        sent = partial(_messages, base, None if first is None else (error, raw))
+        asked = await _ask(model, sent, mode, fallback, on_ready, reask=attempt <= REASKS)
+        mode, fallback, tokens_in = asked.mode, asked.fallback, tokens_in + asked.sent_tokens
+        if asked.failure is not None:  # the round fails with the reason; the loop decides
+            return PlanningResult(
+                None, asked.failure, attempt, raw, tokens_in, tokens_out, mode, fallback, fitting
+            )
+        if asked.reply is None:  # cut at its length limit: asked again for a shorter one
+            raw, error = asked.cut
+            first = first or error
+            continue
+        raw = reply_text(asked.reply)
+        tokens_out += message_tokens([asked.reply])
         try:
             decision = filled_todo(parse_decision(raw, ctx), ctx)
             return PlanningResult(
@@ -174,6 +169,73 @@ async def plan_round(
     return PlanningResult(
         None, error, REASKS + 1, raw, tokens_in, tokens_out, mode, fallback, fitting
     )
+
+
+def _messages(
+    base: list[BaseMessage], reask: tuple[str, str] | None, mode: OutputMode
+) -> list[BaseMessage]:
+    """What a request of ``mode`` sends: the prompt, or its compact re-ask (the error and
+    the bad reply's end)."""
+    prompt = _with_mode(base, mode)
+    return prompt if reask is None else compact_reask(prompt, *reask)
+
+
+@dataclass
+class _Asked:
+    """One decision asked for: the reply, or why the round fails, or a reply cut at its
+    length limit (``cut``: its text and the re-ask's reason)."""
+
+    mode: OutputMode
+    fallback: str | None
+    sent_tokens: int
+    reply: BaseMessage | None = None
+    failure: str | None = None
+    cut: tuple[str, str] = ("", "")
+
+
+async def _ask(
+    model: BaseChatModel,
+    sent: Callable[[OutputMode], list[BaseMessage]],
+    mode: OutputMode,
+    fallback: str | None,
+    on_ready: Callable[[ActionSpec], None] | None,
+    *,
+    reask: bool,
+) -> _Asked:
+    """Ask once; a mode the endpoint refuses is asked again at once with the next one."""
+    tokens = 0
+    while True:
+        messages = sent(mode)
+        tokens += message_tokens(messages)
+        try:
+            reply = await _reply(bound(model, mode), messages, on_ready, mode)
+            return _Asked(mode, fallback, tokens, reply=reply)
+        except Exception as exc:
+            cut = cut_short(exc)
+            if cut is not None and reask:
+                return _Asked(mode, fallback, tokens, cut=cut)
+            if mode == "text" or not refuses_format(exc):
+                return _Asked(mode, fallback, tokens, failure=ModelFailure.of("planner", exc).text)
+            lower = fall_back(model, mode)
+            refused = f"{mode} refused by the endpoint ({_short(exc)}): {lower}"
+            fallback = f"{fallback}; {refused}" if fallback else refused
+            mode = lower
+
+
+def cut_short(exc: BaseException) -> tuple[str, str] | None:
+    """(the reply's text, why) when the reply ran to its length limit (``finish_reason:
+    length``) before the decision was complete, else None."""
+    completion = getattr(exc, "completion", None)
+    choices = getattr(completion, "choices", None) or []
+    if type(exc).__name__ != "LengthFinishReasonError" or not choices:
+        return None
+    used = getattr(getattr(completion, "usage", None), "completion_tokens", None)
+    limit = f" ({used} tokens)" if used else ""
+    why = (
+        f"the reply was cut at its length limit{limit} before the decision was complete:"
+        " write a shorter one (a short thought, few todo items, only this round's actions)"
+    )
+    return str(getattr(choices[0].message, "content", "") or ""), why
 
 
 def _less_note(budget: int | None, mode: OutputMode) -> int | None:
