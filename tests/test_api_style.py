@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from deepagent.testing.browser import chromium_path, render
+from deepagent.testing.browser import render
 from tests.service_helpers import Api, api_fixtures
 
 LOOKUP = "2025年12月女装连衣裙类目下销售额为多少？"
@@ -135,7 +135,6 @@ async def test_the_openapi_document_says_what_the_service_answers(
                 assert refs and all(r["$ref"].endswith("/ErrorResponse") for r in refs)
 
 
-@pytest.mark.skipif(chromium_path() is None, reason="no chromium (apt-get install chromium)")
 @pytest.mark.parametrize(("page", "rendered"), [("docs", "opblock"), ("redoc", "api-content")])
 async def test_the_docs_render_offline_in_chromium(
     client: httpx.AsyncClient, api: Api, tmp_path: Path, page: str, rendered: str

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from deepagent.cli.app import build_app
 from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
-from deepagent.testing.browser import chromium_path, render
+from deepagent.testing.browser import render
 from eval.harness.cases import EvalCase, Trajectory, dump_case, load_set
 from eval.harness.judge import RuleJudge
 from eval.harness.report import write_report
@@ -89,8 +89,6 @@ HEADER = ["run", "type", "modules", "question", "answer", "expected"]
 
 
 def test_report_page_renders_every_case_in_chromium(run_dir: Path, tmp_path: Path) -> None:
-    if chromium_path() is None:
-        pytest.skip("no chromium on PATH (make pytest installs Debian's chromium)")
     shot = tmp_path / "report.png"
     page = render((run_dir / "report.html").resolve().as_uri(), screenshot=shot)
     assert page.console == []
@@ -119,8 +117,6 @@ def test_report_page_renders_every_case_in_chromium(run_dir: Path, tmp_path: Pat
 
 
 def test_filters_hide_rows_from_the_fragment_in_chromium(run_dir: Path) -> None:
-    if chromium_path() is None:
-        pytest.skip("no chromium on PATH (make pytest installs Debian's chromium)")
     page = render((run_dir / "report.html").resolve().as_uri() + "#status=fail&type=lookup")
     assert page.console == []
     rows = table_rows(page.dom, "cases-0")

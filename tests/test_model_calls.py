@@ -261,25 +261,17 @@ async def test_a_summarizer_endpoint_is_metered_too(sim: Sim, loader: ContextLoa
 async def test_a_reply_cut_at_its_length_limit_books_the_usage_it_reports() -> None:
     """The server answered (and reported its usage) but the reply ran to ``max_tokens``:
     those tokens were spent and are booked, not 0/0."""
-    from openai import LengthFinishReasonError
-    from openai.types.chat import ChatCompletion
-
     from deepagent.llm import chat_model
+    from deepagent.llm.testing import length_cut
     from deepagent.llm.usage import UsageMeter
 
-    completion = ChatCompletion.model_validate({
-        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
-        "choices": [{"index": 0, "finish_reason": "length",
-                     "message": {"role": "assistant", "content": "{"}}],
-        "usage": {"prompt_tokens": 6363, "completion_tokens": 1024, "total_tokens": 7387},
-    })  # fmt: skip
     prices = {"input": 1.0, "output": 2.0, "cached_input": 0.5}
     config = ModelConfig(
         kind="openai", model="m", base_url="http://127.0.0.1:9/v1", price_per_mtok=prices
     )
     model = chat_model(config)
     meter = UsageMeter()
-    model._abandoned(meter, [], LengthFinishReasonError(completion=completion))  # type: ignore[attr-defined]
+    model._abandoned(meter, [], length_cut("{", 6363, 1024))  # type: ignore[attr-defined]
     (used,) = meter.drain().values()
     assert (used.input, used.output) == (6363, 1024)
     assert used.cost == pytest.approx((6363 * 1 + 1024 * 2) / 1e6)

@@ -22,7 +22,7 @@ from deepagent.agent import Agent
 from deepagent.deps import RunDeps
 from deepagent.llm import ModelConfig
 from deepagent.llm.config import OutputMode
-from deepagent.llm.testing import ScriptedChatModel
+from deepagent.llm.testing import ScriptedChatModel, length_cut
 from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.planning.planner import parse_decision
 from deepagent.planning.structured import (
@@ -323,19 +323,6 @@ def test_a_grammar_held_reply_is_bounded_and_still_holds_every_plan() -> None:
 # --- a reply cut at its length limit --------------------------------------------------------
 
 
-def _cut_at_limit() -> Exception:
-    from openai import LengthFinishReasonError
-    from openai.types.chat import ChatCompletion
-
-    completion = ChatCompletion.model_validate({
-        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
-        "choices": [{"index": 0, "finish_reason": "length",
-                     "message": {"role": "assistant", "content": '{"thought": "aaaa'}}],
-        "usage": {"prompt_tokens": 6000, "completion_tokens": 1024, "total_tokens": 7024},
-    })  # fmt: skip
-    return LengthFinishReasonError(completion=completion)
-
-
 class CutFirst(ScriptedChatModel):
     """Runs to its length limit on its first ``cuts`` calls, then replies as scripted."""
 
@@ -345,7 +332,7 @@ class CutFirst(ScriptedChatModel):
         if self.cuts > 0:
             self.cuts -= 1
             self.calls.append(list(messages))
-            raise _cut_at_limit()
+            raise length_cut('{"thought": "aaaa', 6000, 1024)
         return super()._generate(messages, *args, **kwargs)
 
 

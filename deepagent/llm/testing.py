@@ -39,3 +39,19 @@ class ScriptedChatModel(GenericFakeChatModel):
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
         return self
+
+
+def length_cut(content: str, prompt_tokens: int, completion_tokens: int) -> Exception:
+    """The error the openai client raises for a reply that ran to its length limit
+    (``finish_reason: length``), with the text and usage the server reported."""
+    from openai import LengthFinishReasonError
+    from openai.types.chat import ChatCompletion
+
+    completion = ChatCompletion.model_validate({
+        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "length",
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    })  # fmt: skip
+    return LengthFinishReasonError(completion=completion)

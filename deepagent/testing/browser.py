@@ -38,7 +38,10 @@ def render(
     time, and return the DOM, console lines and (when asked) a PNG screenshot."""
     binary = chromium_path()
     if binary is None:
-        raise RuntimeError("no chromium on PATH (apt-get install chromium)")
+        raise RuntimeError(
+            "no chromium on PATH: page tests need it (`make pytest` installs Debian's"
+            " chromium; else apt-get install chromium)"
+        )
     with tempfile.TemporaryDirectory(prefix="chromium-") as profile:
         cmd = [
             binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",

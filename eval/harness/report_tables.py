@@ -12,6 +12,7 @@ from pathlib import Path
 
 from eval.harness.report_data import (
     METRICS,
+    ModuleStats,
     RunView,
     by_module,
     delta,
@@ -19,6 +20,7 @@ from eval.harness.report_data import (
     record_link,
     silent_miss_runs,
 )
+from eval.harness.summary import GroupStats
 
 Cell = str | float | None
 
@@ -83,28 +85,22 @@ def _num(value: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def module_groups(view: RunView) -> Groups:
+def _group(g: ModuleStats | GroupStats) -> dict[str, float | None]:
+    """One group's row of a breakdown: runs, pass rate, trajectory match, judge."""
     return {
-        m: {
-            "runs": s.runs,
-            "pass_rate": s.pass_rate,
-            "trajectory_match": s.trajectory_match,
-            "judge_overall": s.judge_overall,
-        }
-        for m, s in by_module(view).items()
+        "runs": g.runs,
+        "pass_rate": g.pass_rate,
+        "trajectory_match": g.trajectory_match,
+        "judge_overall": g.judge_overall,
     }
+
+
+def module_groups(view: RunView) -> Groups:
+    return {m: _group(s) for m, s in by_module(view).items()}
 
 
 def type_groups(view: RunView) -> Groups:
-    return {
-        t: {
-            "runs": g.runs,
-            "pass_rate": g.pass_rate,
-            "trajectory_match": g.trajectory_match,
-            "judge_overall": g.judge_overall,
-        }
-        for t, g in view.summary.by_question_type.items()
-    }
+    return {t: _group(g) for t, g in view.summary.by_question_type.items()}
 
 
 def silent_table(view: RunView, report_dir: Path, limit: int) -> tuple[Table, list[str]]:
