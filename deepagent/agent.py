@@ -16,16 +16,18 @@ from langgraph.types import Command
 from context_loader.models import ContextRequest, LoadedContext
 from deepagent import events as ev
 from deepagent.core.question import detect_language
+from deepagent.core.schema import PlannerDecision
 from deepagent.core.vocab import ReviewPlan, StopKind
 from deepagent.loop.graph import RunDeps, build_graph
 from deepagent.loop.review_step import Refused, ReviewStep
 from deepagent.loop.routing import stop_kind
-from deepagent.loop.state import RunState
+from deepagent.loop.state import RunState, round_entry
 from deepagent.observability.observer import AGENT_NAME, SUBAGENT_NAME, RunObserver, label_roles
 from deepagent.observability.tracing import setup_tracing
 from deepagent.record import (
     RoundRecord,
     RunRecord,
+    StepTiming,
     SubAgentRecord,
     SummaryRecord,
     TokenCount,
@@ -305,6 +307,13 @@ def _config(run_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": run_id}}
 
 
+def _asking_round(state: RunState) -> RoundRecord:
+    """The ``call_human`` round of a run waiting for the user's answer."""
+    decision = PlannerDecision.model_validate(state.get("decision") or {})
+    entry = round_entry(state, "call_human", decision.todo_list, decision.thought)
+    return RoundRecord.model_validate(entry)
+
+
 def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
     """The RunRecord of a run's checkpointed state (``waiting``: paused for the user)."""
     loaded = LoadedContext.model_validate(state["loaded"]) if state.get("loaded") else None
@@ -319,6 +328,9 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
     elif status not in ("completed", "failed", "cancelled"):
         status = "failed"
     rounds = [RoundRecord.model_validate(r) for r in state.get("rounds", [])]
+    planned = sum(1 for r in rounds if r.decision != "invalid")  # rounds whose outcome is in
+    if pending is not None:  # the asking round is stored once answered: shown meanwhile
+        rounds.append(_asking_round(state))
     coverage = Coverage.model_validate(state.get("coverage") or {})
     timings = dict(state.get("timings_ms", {}))
     timings.setdefault("total", round((time.time() - state.get("started", time.time())) * 1000, 2))
@@ -334,6 +346,7 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
         modules=loaded.modules if loaded else [],
         tools_loaded=loaded.tools if loaded else [],
         case_ids=[c.id for c in loaded.cases] if loaded else [],
+        skills=loaded.skills if loaded else [],
         params=loaded.params if loaded else {},
         rounds=rounds,
         analysis=state.get("analysis", ""),
@@ -344,12 +357,13 @@ def record_from_state(state: RunState, *, waiting: bool = False) -> RunRecord:
         pending_review=PlanProposal.model_validate(review) if waiting and review else None,
         plan_reviews=[PlanReviewRecord.model_validate(x) for x in state.get("plan_reviews", [])],
         timings_ms=timings,
+        steps=[StepTiming.model_validate(x) for x in state.get("steps", [])],
         llm_calls=state.get("llm_calls", {}),
         tokens={k: TokenCount(**v) for k, v in state.get("tokens", {}).items()},
         cost=state.get("cost", {}),
         summaries=[SummaryRecord.model_validate(x) for x in state.get("summaries", [])],
         subagents=[SubAgentRecord.model_validate(x) for x in state.get("subagents", [])],
-        planning_rounds=sum(1 for r in rounds if r.decision != "invalid"),
+        planning_rounds=planned,
         requirements=loaded.requirements if loaded else None,
         coverage=coverage.items,
         coverage_complete=(

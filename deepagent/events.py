@@ -31,6 +31,18 @@ class ContextLoaded(_Event):
     tools: list[str]
     cases: list[str]
     timings_ms: dict[str, float]
+    skills: list[str] = Field(default_factory=list)
+
+
+class PlannedNode(Strict):
+    """One action of a round's Action Tree as planned (the run console draws the DAG)."""
+
+    id: str
+    kind: Literal["tool", "subagent"] = "tool"
+    tool: str | None = None
+    depends_on: list[str] = Field(default_factory=list)
+    fan_out: bool = Field(default=False, description="a for_each action (one copy per item)")
+    description: str = Field(default="", description="a SubAgent's task")
 
 
 class PlanEvent(_Event):
@@ -40,6 +52,9 @@ class PlanEvent(_Event):
     thought: str
     todo_list: list[TodoItem]
     actions: list[str] = Field(default_factory=list)
+    tree: list[PlannedNode] = Field(
+        default_factory=list, description="the round's Action Tree (call_actions rounds)"
+    )
 
 
 class _ActionEvent(_Event):
@@ -65,6 +80,7 @@ class SubAgentStarted(_Event):
     type: Literal["subagent_started"] = "subagent_started"
     action_id: str
     description: str
+    item_index: int | None = None
 
 
 class SubAgentFinished(_Event):
@@ -74,6 +90,7 @@ class SubAgentFinished(_Event):
     duration_ms: float
     worker: str | None = None  # the RQ worker that ran it; None in-process
     attempts: int = 1
+    item_index: int | None = None
 
 
 class _SummaryEvent(_Event):

@@ -35,6 +35,11 @@ class RoundRecord(Strict):
     output_fallback: str | None = Field(
         default=None, description="the endpoint refused a mode this round: which, why, the next"
     )
+    output_repair: str | None = Field(
+        default=None,
+        description="the planner's reply did not validate after its re-ask and was repaired:"
+        " the actions kept and those dropped, with why (planning.repair)",
+    )
     fitting: Fitting | None = Field(
         default=None,
         description="how the planner prompt was fitted into its role's budget (None: no"
@@ -66,15 +71,33 @@ class SubAgentRecord(Strict):
         description="failed outside its own run, no record came back (job lost, deadline "
         "passed, Redis or workers unavailable): the run's answer lacks its results",
     )
+    round: int | None = Field(default=None, description="the parent's round that dispatched it")
+    item_index: int | None = Field(default=None, description="its for_each copy number")
+    round_records: list[RoundRecord] = Field(
+        default_factory=list, description="its own rounds (its record's), for the run console"
+    )
 
 
 class SummaryRecord(Strict):
     round: int
     tokens_before: int
     tokens_after: int
-    duration_ms: float
+    duration_ms: float = Field(description="its start to its end (not to when it was swapped in)")
+    started_ms: float | None = Field(default=None, description="relative to the run's start")
     mode: Literal["async", "sync"]
     error: str | None = None
+
+
+StepKind = Literal["context", "planner", "execution", "analysis"]
+
+
+class StepTiming(Strict):
+    """One step of the loop on the run's clock (the run console's timeline)."""
+
+    kind: StepKind
+    round: int | None = Field(default=None, description="the round it planned or executed")
+    started_ms: float = Field(description="relative to the run's start")
+    duration_ms: float
 
 
 class TokenCount(Strict):
@@ -96,6 +119,7 @@ class RunRecord(Strict):
     modules: list[str] = Field(default_factory=list)
     tools_loaded: list[str] = Field(default_factory=list)
     case_ids: list[str] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=list)
     params: dict[str, JSON] = Field(default_factory=dict)
     rounds: list[RoundRecord] = Field(default_factory=list)
     subagents: list[SubAgentRecord] = Field(default_factory=list)
@@ -123,6 +147,9 @@ class RunRecord(Strict):
         default_factory=list, description="every plan shown for review and what was decided"
     )
     timings_ms: dict[str, float] = Field(default_factory=dict)
+    steps: list[StepTiming] = Field(
+        default_factory=list, description="context, planner calls, executions, analysis, timed"
+    )
     llm_calls: dict[str, int] = Field(default_factory=dict)
     tokens: dict[str, TokenCount] = Field(default_factory=dict)
     cost: dict[str, float] = Field(

@@ -28,7 +28,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ class RunResult:
     report_chars: int = 0
     error: str | None = None
     honest: bool = False
+    decisions: dict[str, int] = field(default_factory=dict)  # valid / repaired / invalid
 
 
 def free_port() -> int:
@@ -131,6 +132,7 @@ def models_env(base_url: str, model: str, request_timeout_s: float, output: str 
         "model": model,
         "base_url": base_url,
         "timeout_s": request_timeout_s,
+        "deadline_s": request_timeout_s,  # a slow CPU: the 6k-token prompt alone takes minutes
         "max_retries": 1,
     }
     if "context_window" in ModelConfig.model_fields:
@@ -197,11 +199,24 @@ def from_record(name: str, record: dict[str, Any], wall: float) -> RunResult:
         report_chars=len(record.get("analysis") or ""),
         error=record.get("error") or record.get("stop_reason"),
     )
+    result.decisions = decisions(record)
     completed = result.status == "completed" and result.report_chars > 0
     failed = result.status == "failed" and bool(record.get("error"))
     needs_input = result.status == "needs_input" and bool(record.get("pending_question"))
     result.honest = completed or failed or needs_input
     return result
+
+
+def decisions(record: dict[str, Any]) -> dict[str, int]:
+    """The run's planner decisions: ``valid`` (ran as written), ``repaired`` (ran after
+    ``planning.repair`` dropped what could not run) or ``invalid`` (none ran: the round
+    failed, or its tree was refused)."""
+    out = {"valid": 0, "repaired": 0, "invalid": 0}
+    for r in record.get("rounds") or []:
+        refused = r.get("decision") == "invalid" or "rejected" in (r.get("note") or "")
+        kind = "invalid" if refused else "repaired" if r.get("output_repair") else "valid"
+        out[kind] += 1
+    return out
 
 
 def context_errors(server_log: Path, results: list[RunResult]) -> list[str]:
@@ -218,11 +233,14 @@ def status_400s(server_log: Path) -> int:
 
 
 def report(results: list[RunResult], too_long: list[str], bad_requests: int) -> bool:
-    print("\nrun         status      wall s  planner  llm calls  tokens in/out  report")
+    print("\nrun         status      wall s  planner  llm calls  tokens in/out  report  decisions")
     for r in results:
+        d = r.decisions
         print(
             f"{r.name:<11} {r.status:<11} {r.wall_s:>6.1f}  {r.planner_calls:>7}  {r.llm_calls:>9}"
             f"  {r.tokens_in:>6}/{r.tokens_out:<6}  {r.report_chars} chars"
+            f"  {d.get('valid', 0)} valid, {d.get('repaired', 0)} repaired,"
+            f" {d.get('invalid', 0)} invalid"
         )
         if r.error:
             print(f"  error: {' '.join(r.error.split())[:300]}")
@@ -231,8 +249,10 @@ def report(results: list[RunResult], too_long: list[str], bad_requests: int) -> 
         print(f"  over the window: {line[:300]}")
     hung = [r.name for r in results if r.status == "hung"]
     dishonest = [r.name for r in results if not r.honest and r.status != "hung"]
-    passed = not too_long and not hung and not dishonest
+    unrun = [r.name for r in results if r.decisions.get("invalid") or not any(r.decisions.values())]
+    passed = not too_long and not hung and not dishonest and not unrun
     print(f"hung: {hung or 'none'}; without an honest status: {dishonest or 'none'}")
+    print(f"a decision neither valid nor repaired (or none at all): {unrun or 'none'}")
     print("SMOKE PASSED" if passed else "SMOKE FAILED")
     return passed
 

@@ -128,15 +128,19 @@ def test_html_is_self_contained_with_svg_plots_and_record_links(base: Path) -> N
     assert "<link" not in page and "<img" not in page and "<iframe" not in page
     assert re.findall(r"<script[^>]*>", page) == ["<script>"]  # the filters, inline
     hrefs = [h for h in re.findall(r'href="([^"]+)"', page) if not h.startswith("#")]
-    assert hrefs[:2] == ["records/t-clarify__0.json", "records/t-bands__0.json"]  # worst first
-    assert set(hrefs) == {f"records/t-{c}__0.json" for c in ("gmv", "bands", "clarify")}
+    records = [h for h in hrefs if h.startswith("records/")]
+    assert records[:2] == ["records/t-clarify__0.json", "records/t-bands__0.json"]  # worst first
+    runs = ("gmv", "bands", "clarify")
+    assert set(records) == {f"records/t-{c}__0.json" for c in runs}
+    assert set(hrefs) - set(records) == {f"runs/t-{c}__0.html" for c in runs}  # console pages
 
 
 def test_report_elsewhere_links_back_to_the_records(base: Path, tmp_path: Path) -> None:
     out = tmp_path / "reports" / "x"
     _, page_path = write_report([load_run(base)], out)
     for link in re.findall(r'href="([^"#]+)"', page_path.read_text(encoding="utf-8")):
-        assert link.startswith("../../base/records/") and (out / link).is_file()
+        assert link.startswith(("../../base/records/", "../../base/runs/"))
+        assert (out / link).is_file()
 
 
 def test_comparison_shows_side_by_side_deltas_and_changed_cases(base: Path, other: Path) -> None:
@@ -242,7 +246,9 @@ def case_cells(page: str, table_id: str = "cases-0") -> dict[str, dict[str, str]
         cells["status class"] = row.classes[-1]
         cells["trajectory class"] = row.classes[header.index("trajectory")]
         cells.update({k: v for k, v in row.attrs.items() if k.startswith("data-")})
-        out[cells["run"]] = cells
+        run, _, page = cells["run"].partition(" ")
+        assert page == "run page", cells["run"]  # every stored run links its console page
+        out[run] = cells | {"run": run}
     return out
 
 

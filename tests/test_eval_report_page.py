@@ -6,6 +6,7 @@ earlier cases (`deepagent eval run --limit 2`)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -92,7 +93,7 @@ def test_report_page_renders_every_case_in_chromium(run_dir: Path, tmp_path: Pat
     shot = tmp_path / "report.png"
     page = render((run_dir / "report.html").resolve().as_uri(), screenshot=shot)
     assert page.console == []
-    rows = {r.cells[0].strip(): r for r in table_rows(page.dom, "cases-0")}
+    rows = {r.cells[0].split()[0]: r for r in table_rows(page.dom, "cases-0")}
     by = scores(run_dir)
     assert set(rows) == {f"{c.id}#0" for c in cases()}
     for case in cases():
@@ -116,11 +117,26 @@ def test_report_page_renders_every_case_in_chromium(run_dir: Path, tmp_path: Pat
     assert len(png) > 20_000  # a blank page compresses to a few kB
 
 
+def test_each_case_links_its_run_page_which_draws_the_run_in_chromium(run_dir: Path) -> None:
+    """The report links every stored run to its console page (``runs/<case>__<k>.html``),
+    which draws that run's Action Tree from disk."""
+    report = (run_dir / "report.html").read_text("utf-8")
+    for case in cases():
+        assert f'href="runs/{case.id}__0.html">run page</a>' in report
+    run = StoredRun.model_validate_json(record_path(run_dir, "lib-dress-gmv", 0).read_text("utf-8"))
+    planned = {a.id for r in run.record.rounds for a in r.actions}
+    page = render((run_dir / "runs" / "lib-dress-gmv__0.html").resolve().as_uri())
+    assert page.console == []
+    drawn = set(re.findall(r'<g class="node[^"]*"[^>]*data-node-id="([^"]+)"', page.dom))
+    assert planned and drawn == planned
+    assert run.record.question in page.dom
+
+
 def test_filters_hide_rows_from_the_fragment_in_chromium(run_dir: Path) -> None:
     page = render((run_dir / "report.html").resolve().as_uri() + "#status=fail&type=lookup")
     assert page.console == []
     rows = table_rows(page.dom, "cases-0")
-    shown = {r.cells[0].strip() for r in rows if "hidden" not in r.attrs}
+    shown = {r.cells[0].split()[0] for r in rows if "hidden" not in r.attrs}
     assert shown == {"lib-dress-gmv-bands#0"}
     assert f"1 of {len(cases())} runs shown" in page.dom
 

@@ -147,10 +147,13 @@ async def test_call_human_interrupts_and_resumes_through_the_checkpointer(
     record, kinds = await run(a, "帮我分析一下这个类目的销售额")
     assert record.status == "needs_input" and "human_input_requested" in kinds
     assert record.pending_question and "类目" in record.pending_question
+    (asking,) = record.rounds  # the waiting record shows the round that asked
+    assert asking.decision == "call_human" and asking.index == 1
     resumed = [e.type async for e in a.resume(record.run_id, "连衣裙")]
     final = await a.record(record.run_id)
     assert final.status == "completed" and resumed[-1] == "run_finished"
-    assert final.rounds[0].decision == "call_human" and "连衣裙" in final.analysis
+    assert final.rounds[0] == asking and "连衣裙" in final.analysis
+    assert [r.decision for r in final.rounds].count("call_human") == 1
 
 
 async def test_duration_guard_and_token_counts(loader: ContextLoader) -> None:

@@ -119,7 +119,10 @@ def server(
             return httpx.Response(200, text=SSE, headers={"content-type": "text/event-stream"})
         if schema == "refuse":
             return httpx.Response(400, json={"error": {"message": "response_format unsupported"}})
-        if schema == "crash":  # llama_cpp.server 0.3.36: its request model's error as a 500
+        form = body.get("response_format") or {}
+        if schema == "crash" and form.get("type") == "json_object" and "schema" in form:
+            return httpx.Response(200, json={"choices": [{"message": {"content": '{"ok": true}'}}]})
+        if schema in ("crash", "crash_plain"):  # llama_cpp.server 0.3.36: a 500 for json_schema
             message = "'loc': ('body', 'response_format', 'type'), 'input': 'json_schema'"
             return httpx.Response(500, json={"error": {"message": message}})
         content = '{"ok": true}' if schema == "honour" else "Sure! ok"
@@ -153,9 +156,17 @@ async def test_vllm_reports_max_model_len_and_a_refused_schema() -> None:
 
 
 async def test_a_500_naming_response_format_is_a_refusal() -> None:
-    found = await one_check(server("crash"))
+    found = await one_check(server("crash_plain"))
     assert found.usable and found.structured_output == "refused"
     assert any("HTTP 500" in note for note in found.notes)
+
+
+async def test_llama_cpp_refuses_json_schema_but_holds_its_own_schema_form() -> None:
+    """llama_cpp.server refuses ``json_schema`` and constrains ``json_object`` + ``schema``
+    with a grammar: the check says which output to set."""
+    found = await one_check(server("crash"))
+    assert found.usable and found.structured_output == "json_object_schema"
+    assert any("set output: json_object_schema" in note for note in found.notes)
 
 
 async def test_an_ignored_schema_and_an_unreported_window() -> None:

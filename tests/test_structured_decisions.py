@@ -23,10 +23,10 @@ from deepagent.deps import RunDeps
 from deepagent.llm import ModelConfig
 from deepagent.llm.config import OutputMode
 from deepagent.llm.testing import ScriptedChatModel, length_cut
+from deepagent.planning.grammar import BOUNDED_SCHEMA, round_schema
 from deepagent.planning.offline.model import OfflinePlannerModel
 from deepagent.planning.planner import parse_decision
 from deepagent.planning.structured import (
-    BOUNDED_SCHEMA,
     REPLY_TAIL,
     configure,
     json_objects,
@@ -119,9 +119,14 @@ async def test_each_mode_runs_the_same_plan(
             assert tool["function"]["name"] == SCHEMA_NAME
             assert tool["function"]["parameters"] == WIRE_SCHEMA
             assert request["tool_choice"] == {"type": "function", "function": {"name": SCHEMA_NAME}}
+        grammar = round_schema(
+            record.tools_loaded,
+            record.case_ids,
+            [r.id for r in record.requirements.items] if record.requirements else [],
+        )
         expected = {
             "json_object": {"type": "json_object"},
-            "json_object_schema": {"type": "json_object", "schema": BOUNDED_SCHEMA},
+            "json_object_schema": {"type": "json_object", "schema": grammar},
         }.get(mode)
         if mode in ("tools", "text", "json_object", "json_object_schema"):
             assert request.get("response_format") == expected, mode
@@ -349,4 +354,4 @@ async def test_a_reply_cut_at_its_limit_is_asked_again_shorter() -> None:
     assert "cut at its length limit (1024 tokens)" in reask and "aaaa" in reask
     twice = CutFirst(messages=iter([GOOD]), cuts=2)
     failed = await plan_round(twice, PlannerContext(question=LOOKUP, language="zh"))
-    assert failed.decision is None and "LengthFinishReasonError" in (failed.error or "")
+    assert failed.decision is None and "cut at its length limit" in (failed.error or "")

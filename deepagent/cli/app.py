@@ -17,6 +17,7 @@ from deepagent.cli.context_cmd import context_command
 from deepagent.cli.errors import EXIT_BAD_INPUT
 from deepagent.cli.serve_cmd import keys_app, serve_command
 from deepagent.cli.simllm_cmd import sim_llm_command
+from deepagent.cli.view_cmd import view_command
 from deepagent.cli.worker_cmd import worker_command
 from deepagent.core.settings import SettingsError, unknown_variables
 
@@ -43,6 +44,7 @@ def build_app() -> typer.Typer:
     app.command("sim-llm")(sim_llm_command)
     app.command("worker")(worker_command)
     app.command("serve")(serve_command)
+    app.command("view")(view_command)
     app.add_typer(keys_app, name="keys")
     for ep in sorted(entry_points(group=CLI_ENTRY_POINT_GROUP), key=lambda e: e.name):
         sub = ep.load()  # a plugin's group (`data`, `eval`, `cases`) or command (`bench`)

@@ -1,7 +1,8 @@
 """`deepagent models check`: each endpoint role asked once with a tiny prompt.
 
 Per role: reachable or not, time to first token of a streamed reply, whether the endpoint
-honours ``response_format`` with a strict JSON schema (yes / no / refused), the context
+honours ``response_format`` with a strict JSON schema (yes / no / refused; refused but
+held to a schema in llama.cpp's ``json_object`` form: ``json_object_schema``), the context
 window the server reports (llama.cpp ``/props`` ``n_ctx``, vLLM/SGLang ``/v1/models``
 ``max_model_len``; else the configured ``context_window``), and one line saying how to fix
 a role that cannot be used. Roles sharing an endpoint and model share one probe. Async
@@ -45,7 +46,7 @@ PROBE_SCHEMA: dict[str, Any] = {
         },
     },
 }
-Structured = Literal["yes", "no", "refused", "unknown"]
+Structured = Literal["yes", "json_object_schema", "no", "refused", "unknown"]
 _FORMAT_WORDS = re.compile(r"response_format|json_schema", re.I)
 
 
@@ -188,29 +189,44 @@ async def _served(client: httpx.AsyncClient) -> list[str] | None:
 
 
 async def _structured(client: httpx.AsyncClient, target: Target) -> tuple[Structured, str]:
+    """A strict ``json_schema`` reply; when refused, llama.cpp's form (``json_object`` with
+    a ``schema``: the planner's own fallback, ``json_object_schema``)."""
+    found, note = await _format_probe(client, target, PROBE_SCHEMA, "json_schema")
+    if found != "refused":
+        return found, note
+    grammar = {"type": "json_object", "schema": PROBE_SCHEMA["json_schema"]["schema"]}
+    held, _ = await _format_probe(client, target, grammar, "json_object with a schema")
+    if held != "yes":
+        return found, note
+    return "json_object_schema", (
+        f"{note}; json_object with a schema honoured: set output: json_object_schema"
+        " (planners fall back to it on their own, one refused request later)"
+    )
+
+
+async def _format_probe(
+    client: httpx.AsyncClient, target: Target, response_format: dict[str, Any], name: str
+) -> tuple[Structured, str]:
     body = {
         "model": target.model,
         "messages": [{"role": "user", "content": SCHEMA_PROMPT}],
         "max_tokens": 32,
-        "response_format": PROBE_SCHEMA,
+        "response_format": response_format,
     }
     response = await client.post("/chat/completions", json=body)
     if response.status_code != 200:
         why = _error_text(response)  # llama_cpp.server: a 500 naming response_format
         if response.status_code in (400, 422) or _FORMAT_WORDS.search(why):
-            return (
-                "refused",
-                f"response_format json_schema refused (HTTP {response.status_code}): {why}",
-            )
+            return "refused", f"response_format {name} refused (HTTP {response.status_code}): {why}"
         return "unknown", f"response_format probe: HTTP {response.status_code} ({why})"
     try:
         content = response.json()["choices"][0]["message"]["content"] or ""
         value = json.loads(content)
     except (ValueError, KeyError, IndexError, TypeError):
-        return "no", "response_format json_schema was ignored (the reply is not JSON)"
+        return "no", f"response_format {name} was ignored (the reply is not JSON)"
     if isinstance(value, dict) and set(value) == {"ok"} and isinstance(value["ok"], bool):
         return "yes", ""
-    return "no", "response_format json_schema was ignored (the reply breaks the schema)"
+    return "no", f"response_format {name} was ignored (the reply breaks the schema)"
 
 
 async def _server_window(client: httpx.AsyncClient, target: Target) -> tuple[int | None, str]:

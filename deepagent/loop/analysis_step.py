@@ -1,12 +1,14 @@
 """The analysis node's writing: the report streamed to the reader, and what happens when a
 model analyst fails or writes something that is not the answer.
 
-- The analyst model fails (endpoint down, broken stream, empty reply) after the run
-  collected data: the templated analyst writes the report over the same data, and the
-  record says why (``analysis_fallback``). With nothing collected there is nothing to
-  write from: the run fails with the reason (``failures.analyst_failed``).
+- The analyst model fails (endpoint down, broken stream, empty reply): the templated
+  analyst writes the report over the same data, and the record says why
+  (``analysis_fallback``).
 - The model's report is in the wrong language: replaced the same way.
 - Its figures absent from the collected data are flagged (``analysis_flags``).
+- Nothing usable was collected: the model is not asked at all (given no data it can only
+  invent: a tiny model in ``make smoke-llm`` wrote its skills back as a report); the
+  templated analyst states what could not be answered, and the record says so.
 
 A replacement after text was already sent starts with ``analysis_restarted``: readers drop
 the text before it (as for a run taken over mid-analysis).
@@ -26,8 +28,12 @@ from deepagent.analysis.stream import AnalysisStream
 from deepagent.core.settings import Settings
 from deepagent.llm.errors import ModelFailed
 from deepagent.llm.pacing import PrefixCache
-from deepagent.loop import failures
 from deepagent.loop.streaming import emit
+
+NOTHING_COLLECTED = (
+    "nothing usable was collected: the templated analyst states what could not be answered"
+    " (the analyst model is not asked to write a report from no data)"
+)
 
 
 @dataclass
@@ -50,6 +56,9 @@ async def write_analysis(
     has_data: bool,
 ) -> Written:
     """Stream the report (events as it goes) and return what the record keeps."""
+    unasked = NOTHING_COLLECTED if analyst is not None and not has_data else None
+    if unasked:  # a model given no data can only invent
+        analyst = None
     stream = AnalysisStream(inp, analyst, settings, cache, computed=computed)
     parts: list[str] = []
     fallback: str | None = None
@@ -57,10 +66,7 @@ async def write_analysis(
         async for chunk in stream.chunks():
             parts.append(chunk)
             emit(ev.AnalysisDelta(text=chunk))
-    except ModelFailed as exc:
-        if not has_data:  # nothing to write a report from: failed with the reason
-            ended = failures.analyst_failed(inp.language, parts, exc.failure)
-            return Written(ended | _fitting(stream))
+    except ModelFailed as exc:  # asked only with data: the templated analyst writes over it
         fallback = exc.failure.text
     written = Written({}, stream.prompt_tokens, stream.output_tokens)
     if analyst is not None and fallback is None:
@@ -71,8 +77,8 @@ async def write_analysis(
     if fallback is not None:
         parts = await _templated(inp, settings, cache, bool(parts), fallback)
     written.update = {"analysis": "".join(parts), "status": "completed"}
-    if fallback is not None:
-        written.update["analysis_fallback"] = fallback
+    if fallback or unasked:
+        written.update["analysis_fallback"] = fallback or unasked
     if written.flags:
         written.update["analysis_flags"] = written.flags
     written.update |= _fitting(stream)

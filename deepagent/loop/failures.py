@@ -7,11 +7,9 @@ reads like "no data found".
   ``stop_reason`` carry the reason (``planner model unavailable: ...``). After some data
   was collected the loop analyses it as before, the ``stop_reason`` naming the failure
   (the report opens with it and states what is not covered).
-- The analyst model fails (or replies with nothing): the run ends ``failed`` with
-  ``analyst model ...: ...``; text it had streamed stays, followed by a note that the
-  report is incomplete. No templated report stands in for the model's: a caller that
-  configured a model analyst gets its report or an error (the OpenAI-compatible endpoint
-  answers 503 / 502), not a different answer under a 200.
+- The analyst model is not asked when nothing usable was collected, and a failure of it
+  with data hands the report to the templated analyst (``loop.analysis_step``): an
+  analyst failure never ends a run.
 
 Either way one short note in the question's language is streamed as the answer's text, so
 every reader (CLI, SSE, record) sees why there is no report.
@@ -23,7 +21,6 @@ from typing import Any
 
 from deepagent import events as ev
 from deepagent.core.question import Language
-from deepagent.llm.errors import ModelFailure
 from deepagent.loop.state import RunState
 from deepagent.loop.streaming import emit
 
@@ -33,15 +30,6 @@ NOTES: dict[str, tuple[str, str]] = {
         "因此没有可依据的结论。请稍后重试。",
         "> No answer: planning failed before any usable data was collected ({why}), so there "
         "is nothing to base an answer on. Please try again later.",
-    ),
-    "analyst": (
-        "> 无法生成报告：分析模型调用失败（{why}）。已收集的数据保存在运行记录中，请稍后重试。",
-        "> No report: the analyst model failed ({why}). The collected data is kept in the run "
-        "record; please try again later.",
-    ),
-    "analyst_partial": (
-        "\n\n> 报告不完整：分析模型在生成过程中失败（{why}），以上内容并非完整结论。",
-        "\n\n> This report is incomplete: the analyst model failed while writing it ({why}).",
     ),
 }
 
@@ -62,11 +50,3 @@ def planner_failed(state: RunState, language: Language, reason: str) -> dict[str
     text = note(language, "planner", reason)
     emit(ev.AnalysisDelta(text=text))
     return {"status": "failed", "error": reason, "analysis": text}
-
-
-def analyst_failed(language: Language, parts: list[str], failure: ModelFailure) -> dict[str, Any]:
-    """The update ending a run whose analyst model failed; ``parts`` is what it streamed."""
-    streamed = "".join(parts)
-    text = note(language, "analyst_partial" if streamed.strip() else "analyst", failure.text)
-    emit(ev.AnalysisDelta(text=text))
-    return {"status": "failed", "error": failure.text, "analysis": streamed + text}

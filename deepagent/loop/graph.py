@@ -18,7 +18,7 @@ from langgraph.types import Command, interrupt
 
 from context_loader.models import ContextRequest
 from deepagent import events as ev
-from deepagent.core.schema import CallActions, CallHuman, PlannerDecision
+from deepagent.core.schema import CallActions, CallHuman
 from deepagent.deps import RunDeps
 from deepagent.execution import TreeRunner
 from deepagent.execution.early_calls import EarlyCalls, EarlyRound
@@ -47,14 +47,15 @@ from deepagent.loop.routing import (
 from deepagent.loop.run_tools import round_executor, streams_decisions
 from deepagent.loop.state import (
     RunState,
-    add_time,
     collected_entry,
     merged,
     paused_seconds,
     round_entry,
+    step_entry,
+    timed,
     with_total,
 )
-from deepagent.loop.streaming import action_event, emit
+from deepagent.loop.streaming import action_event, emit, plan_event
 from deepagent.loop.views import RunView, analysis_input, planner_context
 from deepagent.planning.planner import PlanningResult, plan_round
 from deepagent.subagents.dispatch import SubAgentBackend, SubAgentDispatcher, missing_results
@@ -84,6 +85,7 @@ class Nodes:
     async def load_context(self, state: RunState) -> dict[str, Any]:
         """Load the run's context (modules, tools, skills, cases, parameters, requirements)
         and announce it; runs again after the user answers a ``call_human``."""
+        started = time.perf_counter()
         with metering(self.meters.meter(state)):  # the module classifier, the requirements role
             loaded = await self.deps.loader.load(RunView(state).request)
         emit(
@@ -92,11 +94,13 @@ class Nodes:
                 tools=loaded.tools,
                 cases=[c.id for c in loaded.cases],
                 timings_ms=loaded.timings_ms,
+                skills=loaded.skills,
             )
         )
         timings = {**state.get("timings_ms", {}), "context": loaded.timings_ms.get("total", 0.0)}
         update = {"loaded": loaded.model_dump(mode="json"), "timings_ms": timings}
-        return update | self._usage(state)
+        rnd = len(state.get("rounds", [])) or None  # after an answer: the round that asked
+        return update | self._usage(state) | {"steps": [step_entry(state, "context", started, rnd)]}
 
     async def plan(self, state: RunState) -> Next:
         """One planning round, routed by ``routing``: a guard may stop before it; its
@@ -117,15 +121,15 @@ class Nodes:
         if isinstance(result, Stop):  # max_duration_s ran out during the call: it was cancelled
             if early is not None:
                 early.keep_for(state["run_id"], False)
-            timings = add_time(state, "planning", started)
-            cancelled = {**swapped, "timings_ms": timings, **self._usage(state)}
+            timed_step = timed(state, "planning", started, len(state.get("rounds", [])) + 1)
+            cancelled = {**swapped, **timed_step, **self._usage(state)}
             return Command(goto="analyze", update=cancelled | _stopped(result))
         update: dict[str, Any] = {
             **swapped,
-            "timings_ms": add_time(state, "planning", started),
+            **timed(state, "planning", started, len(state.get("rounds", [])) + 1),
             **self._usage(state, planner=(result.calls, result.input_tokens, result.output_tokens)),
         }
-        output = {"mode": result.output_mode, "fallback": result.output_fallback}
+        output = result.output_meta()
         fitted = result.fitting.model_dump() if result.fitting else None  # prompts.budget
         update |= {"planner_output": output, "planner_fitting": fitted}
         state = merged(state, {"planner_output": output, "planner_fitting": fitted})  # its round's
@@ -152,7 +156,7 @@ class Nodes:
                 stopped = _stopped(route.stop) if route.stop else {}  # the record's reason
                 return self._end_failed(state, update | stopped, result.error)
             return _to(route, update)
-        _emit_plan(state, decision)
+        emit(plan_event(len(state.get("rounds", [])) + 1, decision))
         update |= {
             "decision": decision.model_dump(mode="json", by_alias=True),
             "todo_list": [t.model_dump() for t in decision.todo_list],
@@ -224,7 +228,7 @@ class Nodes:
             "collected": collected,
             "subagents": done,
             "coverage": coverage.model_dump(mode="json"),
-            "timings_ms": add_time(state, "execution", started),
+            **timed(state, "execution", started, index),
         } | self._usage(state)
         missing = sum(i.status == "missing" for i in coverage.items)
         statuses = [r.status for r in outcome.records]
@@ -275,7 +279,7 @@ class Nodes:
         return written.update | {
             "coverage": coverage.model_dump(mode="json"),
             **usage,
-            "timings_ms": with_total(state, add_time(state, "analysis", started)),
+            **timed(state, "analysis", started, last=True),
             **({"stop_reason": missing} if missing else {}),  # SubAgents without a result
         }
 
@@ -359,19 +363,6 @@ def _given_round(state: RunState) -> PlanningResult | None:
     """A SubAgent's first round when its parent gave the plan: no planner call."""
     decision = given_decision(state.get("request", {}), len(state.get("rounds", [])))
     return None if decision is None else PlanningResult(decision, None, 0, "")
-
-
-def _emit_plan(state: RunState, decision: PlannerDecision) -> None:
-    action = decision.action
-    emit(
-        ev.PlanEvent(
-            round=len(state.get("rounds", [])) + 1,
-            decision=action.type,
-            thought=decision.thought,
-            todo_list=decision.todo_list,
-            actions=[a.id for a in action.actions] if isinstance(action, CallActions) else [],
-        )
-    )
 
 
 def build_graph(

@@ -11,7 +11,7 @@ from deepagent.core.schema import JSON, TodoItem
 from deepagent.execution.records import ActionRecord, view_of
 from deepagent.llm.usage import RoleUsage
 from deepagent.planning.context import RoundView
-from deepagent.record import RoundRecord
+from deepagent.record import RoundRecord, StepKind, StepTiming
 
 Entries = list[dict[str, Any]]
 
@@ -60,10 +60,11 @@ class RunState(TypedDict, total=False):
     tokens: dict[str, dict[str, int]]  # role -> {"input": n, "output": n, "cached": n}
     cost: dict[str, float]  # role -> USD (endpoint-backed roles, from their prices)
     timings_ms: dict[str, float]
+    steps: Annotated[Entries, appended]  # StepTiming as JSON: each step on the run's clock
     error: str | None
 
 
-APPENDED = ("rounds", "collected", "summaries", "subagents", "plan_reviews")
+APPENDED = ("rounds", "collected", "summaries", "subagents", "plan_reviews", "steps")
 """The channels whose updates are new entries (reduced by :func:`appended`)."""
 
 
@@ -111,6 +112,7 @@ def round_entry(
         note=note,
         output_mode=output.get("mode"),
         output_fallback=output.get("fallback"),
+        output_repair=output.get("repair"),
         **review,
     ).model_dump(mode="json")
 
@@ -170,6 +172,39 @@ def add_time(state: RunState, key: str, started: float) -> dict[str, float]:
     timings = dict(state.get("timings_ms", {}))
     timings[key] = round(timings.get(key, 0.0) + (time.perf_counter() - started) * 1000, 2)
     return timings
+
+
+STEP_KINDS: dict[str, StepKind] = {
+    "context": "context", "planning": "planner", "execution": "execution", "analysis": "analysis"
+}  # fmt: skip
+"""The ``timings_ms`` key of each loop step -> its ``StepTiming.kind``."""
+
+
+def step_entry(
+    state: RunState, key: str, started: float, round_index: int | None = None
+) -> dict[str, Any]:
+    """A step that began at ``started`` (``time.perf_counter()``) and ends now, on the run's
+    clock (milliseconds since ``state["started"]``), as JSON."""
+    duration = time.perf_counter() - started
+    begun = time.time() - duration - state.get("started", time.time())
+    return StepTiming(
+        kind=STEP_KINDS[key],
+        round=round_index,
+        started_ms=round(max(0.0, begun) * 1000, 2),
+        duration_ms=round(duration * 1000, 2),
+    ).model_dump(mode="json")
+
+
+def timed(
+    state: RunState, key: str, started: float, round_index: int | None = None, *, last: bool = False
+) -> dict[str, Any]:
+    """A node's ``timings_ms`` (``key``'s total grown by this step; ``last``: with the run's
+    total, it ends the run) and the step itself (``steps``)."""
+    timings = add_time(state, key, started)
+    return {
+        "timings_ms": with_total(state, timings) if last else timings,
+        "steps": [step_entry(state, key, started, round_index)],
+    }
 
 
 def paused_seconds(state: RunState) -> float:

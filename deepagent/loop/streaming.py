@@ -6,11 +6,37 @@ from __future__ import annotations
 from langgraph.config import get_stream_writer
 
 from deepagent import events as ev
+from deepagent.core.schema import CallActions, PlannerDecision
 from deepagent.execution.records import ActionRecord
 
 
 def emit(event: ev._Event) -> None:
     get_stream_writer()(event)
+
+
+def plan_event(round_index: int, decision: PlannerDecision) -> ev.PlanEvent:
+    """A round's decision as its ``plan`` event, with its Action Tree as planned."""
+    action = decision.action
+    actions = action.actions if isinstance(action, CallActions) else []
+    tree = [
+        ev.PlannedNode(
+            id=a.id,
+            kind=a.kind,
+            tool=a.tool,
+            depends_on=list(a.depends_on),
+            fan_out=a.for_each is not None,
+            description=a.subagent.description if a.subagent else "",
+        )
+        for a in actions
+    ]
+    return ev.PlanEvent(
+        round=round_index,
+        decision=action.type,
+        thought=decision.thought,
+        todo_list=decision.todo_list,
+        actions=[a.id for a in actions],
+        tree=tree,
+    )
 
 
 def action_event(kind: str, record: ActionRecord) -> None:

@@ -101,6 +101,7 @@ def planner_context(view: RunView, loader: Loader) -> PlannerContext:
         coverage=view.coverage,
         requirement_tools=tool_hints(loaded.requirements, registry, loaded.tools, loaded.question),
         requirement_args=arg_hints(loaded.requirements, registry, loaded.tools),
+        done_actions=sorted(state.get("data", {})),
     )
 
 

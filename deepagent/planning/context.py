@@ -79,3 +79,7 @@ class PlannerContext(Strict):
     )
     subagent: bool = False
     lite: bool = Field(default=False, description="lite SubAgent: no TodoList")
+    done_actions: list[str] = Field(
+        default_factory=list,
+        description="ids of actions with data from earlier rounds (a tree may depend on them)",
+    )

@@ -2,11 +2,14 @@
 
 Invalid output (no JSON, bad JSON, a decision the schema rejects) is re-asked exactly
 once, compactly: the original prompt and one short message with the validation error and
-the end of the bad reply as escaped ``<validation_error>`` / ``<reply_tail>`` sections; a
-second invalid answer makes the round fail with the reason, the first error kept beside
-it (the caller records it and stops planning). An endpoint's request carries its output
-mode (``planning.structured``: a strict JSON schema of the wire form, JSON mode, a forced
-tool or plain text); an endpoint that refuses the mode is asked again with the next one.
+the end of the bad reply as escaped ``<validation_error>`` / ``<reply_tail>`` sections (a
+reply cut at its length limit too). A second invalid answer is repaired when part of it
+can run (``planning.repair``: the actions that validate and depend only on kept ones; the
+round records what was dropped); otherwise the round fails with the reason, the first
+error kept beside it (the caller records it and stops planning). An endpoint's request
+carries its output mode (``planning.structured``: a strict JSON schema of the wire form,
+the round's grammar schema, JSON mode, a forced tool or plain text); an endpoint that
+refuses the mode is asked again with the next one.
 Any other model call that raises (timeout or HTTP error after the client's own retries, a
 malformed response) is not re-asked: it fails the round at once with ``planner model
 unavailable: ...`` or ``planner model error: ...`` (``llm.errors``), and the loop decides
@@ -16,8 +19,9 @@ of what was).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,7 +37,9 @@ from deepagent.llm.pacing import message_tokens
 from deepagent.llm.tokens import count_tokens
 from deepagent.planning.case_plan import CaseReference, follow, is_case_reference
 from deepagent.planning.context import PlannerContext
+from deepagent.planning.grammar import round_schema
 from deepagent.planning.render import fitted_planner_messages
+from deepagent.planning.repair import prune, repair
 from deepagent.planning.stream_watch import ActionWatcher
 from deepagent.planning.structured import (
     as_ai,
@@ -48,7 +54,7 @@ from deepagent.planning.structured import (
     schema_note,
 )
 from deepagent.planning.todo import filled_todo
-from deepagent.planning.wire import WireError, to_internal
+from deepagent.planning.wire import WIRE_SCHEMA, WireError, to_internal
 from deepagent.prompts.budget import PromptTooLong
 from deepagent.prompts.fitting import Fitting
 from deepagent.tools.executor import validation_message
@@ -68,6 +74,11 @@ class PlanningResult:
     output_mode: OutputMode | None = None  # how the decision was asked for (None: a policy)
     output_fallback: str | None = None  # the endpoint refused a mode: which, and why
     fitting: Fitting | None = None  # how the prompt was fitted into the role's budget
+    repair: str | None = None  # the reply was repaired: what was kept and dropped
+
+    def output_meta(self) -> dict[str, str | None]:
+        """How the decision was asked for and read (the round record's ``output_*``)."""
+        return {"mode": self.output_mode, "fallback": self.output_fallback, "repair": self.repair}
 
 
 def parse_decision(text: str, ctx: PlannerContext | None = None) -> PlannerDecision:
@@ -138,37 +149,76 @@ async def plan_round(
         base, fitting = fitted_planner_messages(ctx, _less_note(budget, current_mode(model)))
     except PromptTooLong as exc:  # never sent: it would be refused for its length
         return PlanningResult(None, str(exc), 0, "", fitting=exc.fitting)
-    mode, fallback = current_mode(model), None
-    raw, error, first = "", "", None
-    tokens_in = tokens_out = 0
-    for attempt in range(1, REASKS + 2):
-        sent = partial(_messages, base, None if first is None else (error, raw))
-        asked = await _ask(model, sent, mode, fallback, on_ready, reask=attempt <= REASKS)
-        mode, fallback, tokens_in = asked.mode, asked.fallback, tokens_in + asked.sent_tokens
-        if asked.failure is not None:  # the round fails with the reason; the loop decides
-            return PlanningResult(
-                None, asked.failure, attempt, raw, tokens_in, tokens_out, mode, fallback, fitting
-            )
-        if asked.reply is None:  # cut at its length limit: asked again for a shorter one
-            raw, error = asked.cut
-            first = first or error
-            continue
-        raw = reply_text(asked.reply)
-        tokens_out += message_tokens([asked.reply])
-        try:
-            decision = filled_todo(parse_decision(raw, ctx), ctx)
-            return PlanningResult(
-                decision, None, attempt, raw, tokens_in, tokens_out, mode, fallback, fitting
-            )
-        except ValueError as exc:
-            error = str(exc)
-            first = first or error
-    if first is not None and first != error:
-        error = f"{error} (first reply: {first})"
-    error = f"invalid planner output after a retry: {error}"
-    return PlanningResult(
-        None, error, REASKS + 1, raw, tokens_in, tokens_out, mode, fallback, fitting
+    grammar = round_schema(
+        [t.name for t in ctx.tools],
+        [c.id for c in ctx.cases],
+        [r.id for r in ctx.requirements.items],
+        subagents=not ctx.subagent,
     )
+    asking = _Asking(model, ctx, base, grammar, on_ready, current_mode(model), fitting)
+    return await asking.run()
+
+
+@dataclass
+class _Asking:
+    """The attempts of one round: the first ask and at most ``REASKS`` compact re-asks,
+    then a repair of what the model wrote (``planning.repair``) before the round fails."""
+
+    model: BaseChatModel
+    ctx: PlannerContext
+    base: list[BaseMessage]
+    grammar: dict[str, Any]
+    on_ready: Callable[[ActionSpec], None] | None
+    mode: OutputMode
+    fitting: Fitting | None
+    fallback: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    replies: list[tuple[str, bool]] = field(default_factory=list)  # (text, cut short)
+
+    def result(self, decision: PlannerDecision | None, error: str | None, calls: int,
+               raw: str, repair: str | None = None) -> PlanningResult:  # fmt: skip
+        return PlanningResult(
+            decision, error, calls, raw, self.tokens_in, self.tokens_out, self.mode,
+            self.fallback, self.fitting, repair,
+        )  # fmt: skip
+
+    async def run(self) -> PlanningResult:
+        raw, error, first = "", "", None
+        for attempt in range(1, REASKS + 2):
+            sent = partial(_messages, self.base, None if first is None else (error, raw))
+            asked = await _ask(self.model, sent, self.mode, self.fallback, self.on_ready,
+                               self.grammar)  # fmt: skip
+            self.mode, self.fallback = asked.mode, asked.fallback
+            self.tokens_in += asked.sent_tokens
+            if asked.failure is not None:  # the round fails with the reason; the loop decides
+                return self.result(None, asked.failure, attempt, raw)
+            if asked.reply is None:  # cut at its length limit: asked again for a shorter one
+                (raw, error), cut = asked.cut, True
+            else:
+                raw, cut = reply_text(asked.reply), False
+                self.tokens_out += message_tokens([asked.reply])
+                try:
+                    decision = filled_todo(parse_decision(raw, self.ctx), self.ctx)
+                    if (pruned := prune(decision, self.ctx)) is not None:
+                        return self.result(pruned.decision, None, attempt, raw, pruned.note)
+                    return self.result(decision, None, attempt, raw)
+                except ValueError as exc:
+                    error = str(exc)
+            self.replies.append((raw, cut))
+            first = first or error
+        return self.repaired(raw, error, first)
+
+    def repaired(self, raw: str, error: str, first: str | None) -> PlanningResult:
+        """The runnable part of the last reply (else of an earlier one), or the failure."""
+        for text, cut in reversed(self.replies):
+            fixed = repair(text, self.ctx, cut=cut)
+            if fixed is not None:
+                decision = filled_todo(fixed.decision, self.ctx)
+                return self.result(decision, None, REASKS + 1, text, fixed.note)
+        if first is not None and first != error:
+            error = f"{error} (first reply: {first})"
+        return self.result(None, f"invalid planner output after a retry: {error}", REASKS + 1, raw)
 
 
 def _messages(
@@ -199,8 +249,7 @@ async def _ask(
     mode: OutputMode,
     fallback: str | None,
     on_ready: Callable[[ActionSpec], None] | None,
-    *,
-    reask: bool,
+    grammar: dict[str, Any] | None = None,
 ) -> _Asked:
     """Ask once; a mode the endpoint refuses is asked again at once with the next one."""
     tokens = 0
@@ -208,11 +257,11 @@ async def _ask(
         messages = sent(mode)
         tokens += message_tokens(messages)
         try:
-            reply = await _reply(bound(model, mode), messages, on_ready, mode)
+            reply = await _reply(bound(model, mode, grammar), messages, on_ready, mode)
             return _Asked(mode, fallback, tokens, reply=reply)
         except Exception as exc:
             cut = cut_short(exc)
-            if cut is not None and reask:
+            if cut is not None:
                 return _Asked(mode, fallback, tokens, cut=cut)
             if mode == "text" or not refuses_format(exc):
                 return _Asked(mode, fallback, tokens, failure=ModelFailure.of("planner", exc).text)
@@ -238,9 +287,19 @@ def cut_short(exc: BaseException) -> tuple[str, str] | None:
     return str(getattr(choices[0].message, "content", "") or ""), why
 
 
+_SCHEMA_TOKENS = count_tokens(json.dumps(WIRE_SCHEMA, ensure_ascii=False))
+"""What the wire schema costs where the server reads it into the prompt: a forced tool's
+parameters (chat templates render tool definitions into the prompt). A ``response_format``
+schema becomes a decoding grammar (vLLM, SGLang, llama.cpp) and costs no prompt."""
+
+
 def _less_note(budget: int | None, mode: OutputMode) -> int | None:
-    """The budget left for the prompt once ``_with_mode`` adds the mode's note to it."""
-    return None if budget is None else budget - count_tokens(schema_note(mode))
+    """The budget left for the prompt once ``_with_mode`` adds the mode's note to it and
+    the request carries the schema."""
+    if budget is None:
+        return None
+    schema = _SCHEMA_TOKENS if mode == "tools" else 0
+    return budget - count_tokens(schema_note(mode)) - schema
 
 
 def _with_mode(messages: list[BaseMessage], mode: OutputMode) -> list[BaseMessage]:

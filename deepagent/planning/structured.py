@@ -7,7 +7,8 @@ model with it, ``configure``) says what its requests carry:
   "planner_decision", "strict": true, "schema": WIRE_SCHEMA}}`` (``planning.wire``);
 - ``json_object_schema``: ``response_format={"type": "json_object", "schema": ...}``, the
   form llama.cpp's OpenAI-compatible server constrains decoding with (it refuses
-  ``json_schema``), the wire schema with its strings and lists bounded (``bounded``);
+  ``json_schema``), the round's grammar schema (``planning.grammar``: strings and lists
+  bounded, tool names, case and requirement ids as enums, ids held to their pattern);
 - ``json_object``: ``response_format={"type": "json_object"}``;
 - ``tools``: one function tool ``planner_decision`` with the wire schema as its parameters
   and ``tool_choice`` forcing it; the decision is the tool call's arguments;
@@ -31,6 +32,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 
 from deepagent.llm.config import OutputMode
+from deepagent.planning.grammar import BOUNDED_SCHEMA
 from deepagent.planning.wire import SCHEMA_NAME, WIRE_SCHEMA
 from deepagent.prompts import render
 from deepagent.prompts.sections import section
@@ -49,30 +51,6 @@ METADATA_KEY = "deepagent_output"
 REPLY_TAIL = 600
 """How much of an invalid reply the compact re-ask quotes (its end)."""
 
-STRING_CHARS = 400
-"""Longest string a grammar-held reply may write (a thought, a todo, one argument's JSON)."""
-LIST_ITEMS = 12
-"""Longest list a grammar-held reply may write (actions, todos, arguments)."""
-
-
-def bounded(schema: Any) -> Any:
-    """The wire schema with every free string and list bounded (``maxLength``,
-    ``maxItems``): a grammar built from it (llama.cpp) cannot run on past the reply limit
-    inside a string or a list, so every reply it allows is a whole JSON object. Only for
-    ``json_object_schema``: OpenAI's strict mode takes the unbounded one."""
-    if isinstance(schema, list):
-        return [bounded(v) for v in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: bounded(v) for k, v in schema.items()}
-    if out.get("type") == "string" and "enum" not in out:
-        out["maxLength"] = STRING_CHARS
-    if out.get("type") == "array":
-        out["maxItems"] = LIST_ITEMS
-    return out
-
-
-BOUNDED_SCHEMA: dict[str, Any] = bounded(WIRE_SCHEMA)
 _FALLEN: dict[str, OutputMode] = {}
 """endpoint -> the mode it fell back to (for the rest of the process)."""
 
@@ -126,13 +104,17 @@ def refuses_format(exc: BaseException) -> bool:
     return status in (400, 422, 500) and any(w in text for w in _REFUSAL_WORDS)  # with a 500
 
 
-def bound(model: BaseChatModel, mode: OutputMode) -> Runnable[Any, BaseMessage]:
-    """The model with the request parameters of ``mode``."""
+def bound(
+    model: BaseChatModel, mode: OutputMode, grammar: dict[str, Any] | None = None
+) -> Runnable[Any, BaseMessage]:
+    """The model with the request parameters of ``mode``; ``grammar``: the round's schema
+    for ``json_object_schema`` (``grammar.round_schema``; default: the bounded wire schema)."""
     if mode == "json_schema":
         schema = {"name": SCHEMA_NAME, "strict": True, "schema": WIRE_SCHEMA}
         return model.bind(response_format={"type": "json_schema", "json_schema": schema})
     if mode == "json_object_schema":
-        return model.bind(response_format={"type": "json_object", "schema": BOUNDED_SCHEMA})
+        schema = BOUNDED_SCHEMA if grammar is None else grammar
+        return model.bind(response_format={"type": "json_object", "schema": schema})
     if mode == "json_object":
         return model.bind(response_format={"type": "json_object"})
     if mode == "tools":

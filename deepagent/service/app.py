@@ -14,7 +14,14 @@ from fastapi_offline import FastAPIOffline
 from deepagent.agent import Agent
 from deepagent.core.settings import Settings
 from deepagent.deps import RunDeps
-from deepagent.service import errors, observability, openai_compat, routes_runs
+from deepagent.service import (
+    errors,
+    observability,
+    openai_compat,
+    routes_console,
+    routes_console_static,
+    routes_runs,
+)
 from deepagent.service.backends import open_checkpointer, open_store
 from deepagent.service.limits import BodyLimit, RateLimiter
 from deepagent.service.manager import RunManager
@@ -54,7 +61,9 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.add_middleware(RequestId)  # outermost: the limits' own answers carry it too
     app.include_router(routes_runs.router)
+    app.include_router(routes_console.router)  # GET /v1/runs/{run_id}/view
     app.include_router(openai_compat.router)
+    app.include_router(routes_console_static.router)  # the run console at /console
 
     errors.install(app)
     one_error_shape(app)

@@ -26,7 +26,7 @@ from langgraph.config import get_stream_writer
 from context_loader.models import ContextRequest
 from deepagent import events as ev
 from deepagent.core.schema import JSON, SubAgentTask, ToolResult
-from deepagent.record import RunRecord, SubAgentRecord
+from deepagent.record import RoundRecord, RunRecord, SubAgentRecord
 from deepagent.requirements.delegated import answered_tools, covered_keys
 from deepagent.subagents.given_plan import bound_plan
 
@@ -127,14 +127,16 @@ class SubAgentDispatcher(ABC):
         variant = self.deps.settings.subagent_variant
         request = subagent_request(self.parent, task, args, variant)
         run_id = subagent_run_id(self.parent_run_id, self.round_index, action_id, index)
-        _emit(ev.SubAgentStarted(action_id=action_id, description=task.description))
+        _emit(
+            ev.SubAgentStarted(action_id=action_id, description=task.description, item_index=index)
+        )
         dispatched = time.time()
         try:
             outcome = await self.execute(run_id, request)
         except SubAgentFailed as exc:
-            self._record(action_id, task, dispatched, exc)
+            self._record(action_id, task, (dispatched, index), exc)
             return ToolResult.failure("failed", f"SubAgent {action_id}: {exc}")
-        self._record(action_id, task, dispatched, outcome)
+        self._record(action_id, task, (dispatched, index), outcome)
         record = outcome.record
         if record.status != "completed":
             return ToolResult.failure(
@@ -156,14 +158,17 @@ class SubAgentDispatcher(ABC):
         self,
         action_id: str,
         task: SubAgentTask,
-        dispatched: float,
+        copy: tuple[float, int | None],
         outcome: SubAgentRun | SubAgentFailed,
     ) -> None:
-        """One SubAgentRecord and a ``subagent_finished`` event for a finished dispatch."""
+        """One SubAgentRecord and a ``subagent_finished`` event for a finished dispatch
+        (``copy``: when it was dispatched, its for_each copy number)."""
+        dispatched, index = copy
         duration = round((time.time() - dispatched) * 1000, 2)
         no_result = isinstance(outcome, SubAgentFailed)
         tokens: dict[str, int] = {}
         computed = False
+        rounds_run: list[RoundRecord] = []
         if isinstance(outcome, SubAgentFailed):
             status, conclusion, rounds, queued_ms = "failed", str(outcome), 0, 0.0
         else:
@@ -176,7 +181,8 @@ class SubAgentDispatcher(ABC):
                 "output": sum(t.output for t in rec.tokens.values()),
             }
             computed = rec.status == "completed" and "analyst" not in rec.tokens
-        where = {"worker": outcome.worker, "attempts": outcome.attempts}
+            rounds_run = rec.rounds
+        where = {"worker": outcome.worker, "attempts": outcome.attempts, "item_index": index}
         self.records.append(
             SubAgentRecord(
                 id=action_id,
@@ -190,6 +196,8 @@ class SubAgentDispatcher(ABC):
                 started_ms=round((dispatched - self.parent_started) * 1000, 2),
                 queued_ms=queued_ms,
                 no_result=no_result,
+                round=self.round_index + 1,
+                round_records=rounds_run,
                 **where,
             )
         )

@@ -36,6 +36,14 @@ class PendingSummary:
     upto: int  # rounds covered
     tokens_before: int
     started: float
+    started_ms: float | None = None  # on the run's clock
+    ended: float | None = None  # perf_counter() when the task ended (set by its callback)
+
+    def __post_init__(self) -> None:
+        self.task.add_done_callback(self._ended)
+
+    def _ended(self, _: asyncio.Task[str]) -> None:
+        self.ended = time.perf_counter()
 
 
 class Summarizer:
@@ -64,7 +72,8 @@ class Summarizer:
             return update, events
         events.append(ev.SummaryStarted(round=upto, tokens_before=tokens))
         task = asyncio.create_task(self._summarize(merged, upto))
-        self.pending[run_id] = PendingSummary(task, upto, tokens, time.perf_counter())
+        begun = round((time.time() - state.get("started", time.time())) * 1000, 2)
+        self.pending[run_id] = PendingSummary(task, upto, tokens, time.perf_counter(), begun)
         if mode == "sync":
             await asyncio.wait([task])
             more, more_events = self._swap(merged)
@@ -84,7 +93,8 @@ class Summarizer:
         if pending is None or not pending.task.done():
             return {}, []
         del self.pending[state["run_id"]]
-        duration = round((time.perf_counter() - pending.started) * 1000, 2)
+        ended = pending.ended or time.perf_counter()
+        duration = round((ended - pending.started) * 1000, 2)
         mode = self.settings.summary_mode if self.settings.summary_mode != "off" else "async"
         records: list[dict[str, Any]] = []  # the new ones: the channel appends them
         error = pending.task.exception()
@@ -95,6 +105,7 @@ class Summarizer:
                     tokens_before=pending.tokens_before,
                     tokens_after=pending.tokens_before,
                     duration_ms=duration,
+                    started_ms=pending.started_ms,
                     mode=mode,
                     error=f"{type(error).__name__}: {error}",
                 ).model_dump()
@@ -114,6 +125,7 @@ class Summarizer:
                 tokens_before=before,
                 tokens_after=after,
                 duration_ms=duration,
+                started_ms=pending.started_ms,
                 mode=mode,
             ).model_dump()
         )

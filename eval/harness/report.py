@@ -17,6 +17,7 @@ from eval.harness.report_cases import CaseRow, case_rows, markdown_cases, markdo
 from eval.harness.report_data import RunView, changed_cases, worst_runs
 from eval.harness.report_diff import case_diffs, markdown_diff
 from eval.harness.report_html import html_page
+from eval.harness.report_pages import write_run_pages
 from eval.harness.report_tables import (
     Table,
     breakdown_table,
@@ -97,6 +98,8 @@ def write_report(views: Sequence[RunView], out_dir: Path, *, worst: int = 15) ->
     if not views:
         raise ValueError("a report needs at least one eval directory")
     out_dir.mkdir(parents=True, exist_ok=True)
+    for v in views:
+        write_run_pages(v)
     rows = [case_rows(v, out_dir) for v in views]
     worst_by_view = [worst_rows(v, r, worst) for v, r in zip(views, rows, strict=True)]
     silent = [silent_table(v, out_dir, worst) for v in views]

@@ -71,11 +71,18 @@ def metrics_html(row: CaseRow) -> str:
     return "".join(cells)
 
 
+def _page(row: CaseRow) -> str:
+    """The link to the run's console page (DAG, timeline), when it was written."""
+    if not row.page:
+        return ""
+    return f' <a class="run-page" href="{_attr(row.page)}">run page</a>'
+
+
 def case_row_html(row: CaseRow, excerpt_chars: int) -> str:
     s = row.score
     return (
         f"<tr {row_attrs(row)}>"
-        f'<td class="id"><a href="{_attr(row.link)}">{escape(row.key)}</a></td>'
+        f'<td class="id"><a href="{_attr(row.link)}">{escape(row.key)}</a>{_page(row)}</td>'
         f"<td>{escape(s.question_type)}</td>"
         f'<td class="modules">{escape(", ".join(row.modules))}</td>'
         f'<td class="question">{escape(row.question)}</td>'

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from eval.harness.cases import EvalCase, ParamExpectation
 from eval.harness.report_data import NO_MODULE, RunView, record_link, set_cases
+from eval.harness.report_pages import page_link
 from eval.harness.report_render import one_line
 from eval.harness.scoring import RunScore
 from eval.harness.store import StoredRun, record_path
@@ -43,6 +44,8 @@ class CaseRow:
     expected: list[tuple[str, str]]
     """(what, expected value) pairs."""
     link: str
+    page: str = ""
+    """The run's console page (``report_pages``), relative to the report; '' when none."""
 
     @property
     def key(self) -> str:
@@ -177,6 +180,7 @@ def case_rows(view: RunView, report_dir: Path) -> list[CaseRow]:
                 answer=answer_of(run),
                 expected=expectations(score, case),
                 link=record_link(view, score, report_dir),
+                page=page_link(view, score, report_dir),
             )
         )
     return rows
