@@ -40,6 +40,11 @@ class RoundRecord(Strict):
         description="the planner's reply did not validate after its re-ask and was repaired:"
         " the actions kept and those dropped, with why (planning.repair)",
     )
+    output_reply_tail: str | None = Field(
+        default=None,
+        description="the end of the planner's reply (600 characters) when it was repaired or"
+        " refused: what the model wrote",
+    )
     fitting: Fitting | None = Field(
         default=None,
         description="how the planner prompt was fitted into its role's budget (None: no"

@@ -98,13 +98,16 @@ async def test_a_dependency_on_an_id_that_is_nowhere_is_dropped_not_the_action()
                 for_each={"$ref": "m1", "path": "rows"}),
         _action("a5", "get_top_products", args={"month": "2025-12"}, id="a 5"),
         _action("a6", "get_top_products", depends_on=["a6"]),  # on itself: means nothing
+        _action("a7", "get_top_products", for_each={"$ref": "a7", "path": "rows"}),
+        _action("a8", "get_top_products", args={"m": {"$ref": "a8", "path": "m"}}),
     ]  # fmt: skip
     model = ScriptedChatModel.from_replies([_reply(bad), _reply(bad)])
     ctx = PlannerContext(question=LOOKUP, language="zh", tools=TOOLS)
     result = await plan_round(model, ctx)
     assert result.decision is not None, result.error
     kept = {a.id: a for a in result.decision.action.actions}  # type: ignore[union-attr]
-    assert list(kept) == ["a1", "a2", "a6"] and kept["a6"].depends_on == []
+    assert list(kept) == ["a1", "a2", "a6", "a7"] and kept["a6"].depends_on == []
+    assert kept["a7"].for_each is None and kept["a7"].depends_on == []
     assert kept["a1"].for_each is None and kept["a1"].depends_on == []
     assert kept["a2"].depends_on == []
     note = result.repair or ""
@@ -165,6 +168,9 @@ async def test_a_repaired_round_runs_and_is_recorded(loader: ContextLoader) -> N
     )
     first = record.rounds[0]
     assert first.output_repair is not None and "zz (" in first.output_repair
+    assert first.output_reply_tail is not None and _reply(broken).endswith(
+        first.output_reply_tail.removeprefix("...")
+    )  # what the model wrote, for whoever reads the record
     assert [(a.id, a.tool, a.status) for a in first.actions] == [
         (a.id, a.tool, a.status) for a in offline.rounds[0].actions
     ]

@@ -310,7 +310,7 @@ async def test_a_tool_call_reply_is_read_from_its_arguments(loader: ContextLoade
 def test_a_grammar_held_reply_is_bounded_and_still_holds_every_plan() -> None:
     """Every free string and list of the llama.cpp form is bounded, so a grammar built
     from it ends every reply as a whole object (a tiny model ran on to its reply limit);
-    what the schema allows is otherwise unchanged."""
+    strings the models require are not empty; the schema is otherwise unchanged."""
     import json as _json
 
     text = _json.dumps(BOUNDED_SCHEMA)
@@ -319,10 +319,12 @@ def test_a_grammar_held_reply_is_bounded_and_still_holds_every_plan() -> None:
 
     def strip(value: Any) -> Any:
         if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k not in ("maxLength", "maxItems")}
+            drop = ("maxLength", "maxItems", "minLength")
+            return {k: strip(v) for k, v in value.items() if k not in drop}
         return [strip(v) for v in value] if isinstance(value, list) else value
 
     assert strip(BOUNDED_SCHEMA) == WIRE_SCHEMA
+    assert '"minLength": 1' in text
 
 
 # --- a reply cut at its length limit --------------------------------------------------------

@@ -113,6 +113,7 @@ def round_entry(
         output_mode=output.get("mode"),
         output_fallback=output.get("fallback"),
         output_repair=output.get("repair"),
+        output_reply_tail=output.get("reply_tail"),
         **review,
     ).model_dump(mode="json")
 

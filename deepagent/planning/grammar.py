@@ -44,6 +44,9 @@ TIGHT: dict[str, dict[str, int]] = {
     "depends_on": {"maxItems": 8},
 }
 """Tighter bounds by property name (the rest get STRING_CHARS / LIST_ITEMS)."""
+NOT_EMPTY = frozenset({"content", "question", "description", "name"})
+"""Strings the models require to be non-empty (a TodoItem's content, a question to the
+user, a SubAgent task, an argument's name)."""
 _IDS = ("ref_", "ref", "id")
 _NULL = {"type": "null"}
 
@@ -63,6 +66,8 @@ def bounded(schema: Any, name: str = "") -> Any:
     kind = out.get("type")
     if kind == "string" and "enum" not in out and "pattern" not in out:
         out["maxLength"] = TIGHT.get(name, {}).get("maxLength", STRING_CHARS)
+        if name in NOT_EMPTY:
+            out["minLength"] = 1
     if kind == "array":
         out["maxItems"] = TIGHT.get(name, {}).get("maxItems", LIST_ITEMS)
     return out

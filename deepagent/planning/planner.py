@@ -52,6 +52,7 @@ from deepagent.planning.structured import (
     refuses_format,
     reply_text,
     schema_note,
+    tail,
 )
 from deepagent.planning.todo import filled_todo
 from deepagent.planning.wire import WIRE_SCHEMA, WireError, to_internal
@@ -77,8 +78,15 @@ class PlanningResult:
     repair: str | None = None  # the reply was repaired: what was kept and dropped
 
     def output_meta(self) -> dict[str, str | None]:
-        """How the decision was asked for and read (the round record's ``output_*``)."""
-        return {"mode": self.output_mode, "fallback": self.output_fallback, "repair": self.repair}
+        """How the decision was asked for and read (the round record's ``output_*``); the
+        end of the model's reply when it was repaired or refused (what the model wrote)."""
+        shown = (self.repair or self.error) and self.raw
+        return {
+            "mode": self.output_mode,
+            "fallback": self.output_fallback,
+            "repair": self.repair,
+            "reply_tail": tail(self.raw) if shown else None,
+        }
 
 
 def parse_decision(text: str, ctx: PlannerContext | None = None) -> PlannerDecision:

@@ -123,11 +123,19 @@ def _valid_actions(raw: list[Any], tools: set[str]) -> tuple[list[ActionSpec], l
 
 
 def _unlooped(item: Any) -> Any:
-    """The action without its own id in ``depends_on`` (ordering on itself means nothing;
-    an argument reading itself still fails validation)."""
-    if not isinstance(item, dict) or not isinstance(item.get("depends_on"), list):
+    """The action without its dependencies on itself: its own id in ``depends_on`` (an
+    order on itself means nothing) and a ``for_each`` over itself whose arguments read no
+    item (a fan-out over nothing: it runs once). An argument reading itself still fails
+    validation."""
+    if not isinstance(item, dict):
         return item
-    return {**item, "depends_on": [d for d in item["depends_on"] if d != item.get("id")]}
+    own, out = item.get("id"), dict(item)
+    if isinstance(out.get("depends_on"), list):
+        out["depends_on"] = [d for d in out["depends_on"] if d != own]
+    source = out.get("for_each")
+    if isinstance(source, dict) and source.get("$ref") == own and not _reads_items(out.get("args")):
+        out["for_each"] = None
+    return out
 
 
 def _loaded_once(actions: list[ActionSpec], tools: set[str]) -> tuple[list[ActionSpec], list[str]]:
