@@ -253,14 +253,50 @@ async def test_an_analyst_writing_the_other_language_is_replaced(
     assert dresses_gmv(sample_db) in stored.analysis and english not in stored.analysis
 
 
-async def test_figures_the_data_does_not_hold_are_flagged(loader: ContextLoader) -> None:
-    invented = "2025年12月连衣裙的GMV为 ¥12,345,678.90，同比增长 87.6%。"
+async def test_figures_the_data_does_not_hold_are_flagged(
+    loader: ContextLoader, sample_db: Path
+) -> None:
+    """A report citing the data, with a figure it does not hold: kept, the figure flagged
+    (a derived figure may be right)."""
+    real = dresses_gmv(sample_db)
+    invented = f"2025年12月连衣裙的GMV为 {real}，同比增长 87.6%，客单价 ¥12,345.67。"
     analyst = ScriptedChatModel.from_replies([invented])
     agent = Agent(RunDeps(loader.settings, loader, OfflinePlannerModel(), analyst))
     record = await agent.run_to_end(ContextRequest(question=LOOKUP))
     assert record.status == "completed" and record.analysis == invented  # kept, flagged
+    assert record.analysis_fallback is None
     (flag,) = record.analysis_flags
-    assert flag.startswith("figures not in the data:") and "12,345,678.90" in flag
+    assert flag.startswith("figures not in the data:") and "12,345.67" in flag
+
+
+@pytest.mark.parametrize(
+    ("case", "written"),
+    [
+        ("invented", "2025年12月连衣裙的GMV为 ¥12,345,678.90，同比增长 87.6%。"),
+        # what SmolLM2-135M wrote in `make smoke-llm` for this question (months, no answer)
+        (
+            "no-words",
+            (Path(__file__).parent / "fixtures" / "smoke_analyst_months.txt").read_text("utf-8"),
+        ),
+    ],
+    ids=["invented", "no-words"],
+)
+async def test_a_report_stating_none_of_the_collected_figures_is_replaced(
+    case: str, written: str, loader: ContextLoader, sample_db: Path
+) -> None:
+    """The data holds figures and the report states none of them: not an answer from the
+    data (``make smoke-llm``'s analyst listed months under ``completed``); the templated
+    analyst writes the report over the same data."""
+    analyst = ScriptedChatModel.from_replies([written])
+    agent = Agent(RunDeps(loader.settings, loader, OfflinePlannerModel(), analyst))
+    record = await agent.run_to_end(ContextRequest(question=LOOKUP))
+    assert record.status == "completed" and written not in record.analysis
+    why = {
+        "invented": "the analyst model's report states none of the collected figures",
+        "no-words": "the analyst model's report has almost no words",
+    }
+    assert (record.analysis_fallback or "").startswith(why[case]), record.analysis_fallback
+    assert dresses_gmv(sample_db) in record.analysis
 
 
 # --- the OpenAI-compatible endpoint -------------------------------------------------------

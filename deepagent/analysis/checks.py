@@ -7,7 +7,11 @@
 - **Figures**: each figure the model states (``¥1,234.56``, ``12.3%``, ``6,394.6万``) must
   be one of the collected numbers or a simple aggregate of them (``figures.NumberPool``);
   those that are not are flagged in the record (the text stays: a derived figure may be
-  right, and the reader is better served by a flag than a silent rewrite).
+  right, and the reader is better served by a flag than a silent rewrite). A report that
+  states none of the collected figures while the data holds some is not an answer from
+  the data: the templated analyst writes it instead.
+- **Words**: a long report (300 characters and more) with almost no letters (figures,
+  dates and marks only) is not an answer either; replaced the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ WRONG_SHARE = 0.6
 """A report is in the wrong language when this share of its letters is the other one's."""
 MIN_LETTERS = 40
 """Too little text to judge its language (a one-line answer of figures and names)."""
+PROSE_CHARS = 300
+"""A report this long must hold words (``MIN_LETTERS``), not only figures and marks."""
 FLAGGED = 8
 """At most this many unbacked figures are listed."""
 
@@ -34,6 +40,15 @@ FLAGGED = 8
 class AnalysisCheck:
     wrong_language: str | None = None  # why the text is not in the question's language
     unbacked: list[str] = field(default_factory=list)  # figures no collected number backs
+    cites_nothing: str | None = None  # the data holds figures; the report states none of them
+    no_words: str | None = None  # a long report with almost no words (figures, dates, marks)
+
+    @property
+    def replaced(self) -> str | None:
+        """Why the report is not the answer (the templated analyst writes it instead)."""
+        if self.wrong_language:
+            return f"analyst model wrote in the wrong language: {self.wrong_language}"
+        return self.no_words or self.cites_nothing
 
     @property
     def flags(self) -> list[str]:
@@ -49,8 +64,36 @@ class AnalysisCheck:
 def check_analysis(text: str, inp: AnalysisInput) -> AnalysisCheck:
     """Language and figures of a model analyst's ``text`` against what it was given."""
     return AnalysisCheck(
-        wrong_language=_language(text, inp.language), unbacked=_unbacked(text, inp)
+        wrong_language=_language(text, inp.language),
+        unbacked=_unbacked(text, inp),
+        cites_nothing=_cites_nothing(text, inp),
+        no_words=_no_words(text),
     )
+
+
+def _no_words(text: str) -> str | None:
+    """Why a long report is not prose: almost no letters in it (a tiny model in ``make
+    smoke-llm`` listed 4,096 characters of months for a GMV question)."""
+    plain = _MARKER.sub("", text).strip()
+    letters = len(_CJK.findall(plain)) + len(_LATIN.findall(plain)) / 4
+    if len(plain) < PROSE_CHARS or letters >= MIN_LETTERS:
+        return None
+    return (
+        f"the analyst model's report has almost no words ({letters:.0f} word-letters in"
+        f" {len(plain)} characters)"
+    )
+
+
+def _cites_nothing(text: str, inp: AnalysisInput) -> str | None:
+    """Why the report is not an answer from the data: the collected data holds figures and
+    the report states none of them (a model that wrote about something else, or repeated
+    itself: a tiny model in ``make smoke-llm`` listed months for a GMV question)."""
+    data = NumberPool.build([s for r in inp.collected for s in (r.data, r.plain_text)])
+    if not len(data):
+        return None
+    if any(data.supports(f) for f in figures_in(text)):
+        return None
+    return "the analyst model's report states none of the collected figures"
 
 
 def _language(text: str, language: str) -> str | None:

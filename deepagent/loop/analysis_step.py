@@ -4,7 +4,8 @@ model analyst fails or writes something that is not the answer.
 - The analyst model fails (endpoint down, broken stream, empty reply): the templated
   analyst writes the report over the same data, and the record says why
   (``analysis_fallback``).
-- The model's report is in the wrong language: replaced the same way.
+- The model's report is in the wrong language, or states none of the collected figures
+  while the data holds some: replaced the same way.
 - Its figures absent from the collected data are flagged (``analysis_flags``).
 - Nothing usable was collected: the model is not asked at all (given no data it can only
   invent: a tiny model in ``make smoke-llm`` wrote its skills back as a report); the
@@ -72,8 +73,7 @@ async def write_analysis(
     if analyst is not None and fallback is None:
         check = check_analysis("".join(stream.written), inp)
         written.flags = check.flags
-        if check.wrong_language:
-            fallback = f"analyst model wrote in the wrong language: {check.wrong_language}"
+        fallback = check.replaced
     if fallback is not None:
         parts = await _templated(inp, settings, cache, bool(parts), fallback)
     written.update = {"analysis": "".join(parts), "status": "completed"}
