@@ -183,10 +183,15 @@ async def test_a_failed_call_is_not_repeated_in_a_later_round(loader: ContextLoa
 
 
 async def test_llm_analyst_gets_the_context_parts_and_streams(loader: ContextLoader) -> None:
-    analyst = ScriptedChatModel.from_replies(["连衣裙 2025-12 的销售额见上表。"])
+    """The model's report reaches the reader as written (it places the data's table; a
+    report stating none of the data's figures and placing no table is replaced)."""
+    written = "连衣裙 2025-12 的销售额见下表。\n\n[[table T1]]\n"
+    analyst = ScriptedChatModel.from_replies([written])
     a = Agent(RunDeps(loader.settings, loader, OfflinePlannerModel(), analyst))
     record, kinds = await run(a, LOOKUP)
-    assert record.analysis == "连衣裙 2025-12 的销售额见上表。"
+    assert record.analysis_fallback is None, record.analysis_fallback
+    assert record.analysis.startswith("连衣裙 2025-12 的销售额见下表。")
+    assert "[[table" not in record.analysis and "|" in record.analysis  # the table placed
     assert kinds.count("analysis_delta") > 1 and record.llm_calls["analyst"] == 1
     prompt = "\n".join(str(m.content) for m in analyst.calls[0])
     for part in (

@@ -88,6 +88,8 @@ def _cites_nothing(text: str, inp: AnalysisInput) -> str | None:
     """Why the report is not an answer from the data: the collected data holds figures and
     the report states none of them (a model that wrote about something else, or repeated
     itself: a tiny model in ``make smoke-llm`` listed months for a GMV question)."""
+    if _MARKER.search(text):  # the tables it places carry the data's figures
+        return None
     data = NumberPool.build([s for r in inp.collected for s in (r.data, r.plain_text)])
     if not len(data):
         return None
