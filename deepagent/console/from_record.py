@@ -16,7 +16,7 @@ from deepagent.console.model import (
 )
 from deepagent.console.nodes import copy_status, levels, render_markdown, settle, title_of
 from deepagent.console.timeline import critical_path, deps_of, mark_critical, ran, record_bars
-from deepagent.core.schema import JSON
+from deepagent.core.schema import reads_items
 from deepagent.execution.records import ActionRecord
 from deepagent.record import RoundRecord, RunRecord, SubAgentRecord, SummaryRecord
 from deepagent.review.model import PlanProposal
@@ -75,7 +75,7 @@ def round_view(
             node = nodes[a.id] = NodeView(
                 id=a.id, kind=a.kind, tool=a.tool, title=title_of(a.tool, a.id, titles),
                 level=0, depends_on=list(a.depends_on), status="planned",
-                fan_out=reads_item(a.args),  # a skipped fan-out has one copy, unbound
+                fan_out=reads_items(a.args),  # a skipped fan-out has one copy, unbound
             )  # fmt: skip
         node.copies.append(copy_view(a))
     placed = levels({n.id: n.depends_on for n in nodes.values()})
@@ -91,15 +91,6 @@ def round_view(
         nodes=list(nodes.values()),
         note=rnd.note,
     )
-
-
-def reads_item(value: JSON) -> bool:
-    """Whether arguments hold an ``$item`` marker (a ``for_each`` action's, as planned)."""
-    if isinstance(value, dict):
-        return "$item" in value or any(reads_item(v) for v in value.values())
-    if isinstance(value, list):
-        return any(reads_item(v) for v in value)
-    return False
 
 
 def copy_view(a: ActionRecord) -> CopyView:

@@ -144,6 +144,16 @@ class SubAgentTask(Strict):
         return self
 
 
+def reads_items(value: JSON) -> bool:
+    """The value holds an ``{"$item": ...}`` marker at any depth (a ``for_each`` action's
+    arguments read their item)."""
+    if isinstance(value, dict):
+        return "$item" in value or any(reads_items(v) for v in value.values())
+    if isinstance(value, list):
+        return any(reads_items(v) for v in value)
+    return False
+
+
 def value_refs(value: JSON) -> list[str]:
     """Action ids a value reads from, through ``$ref`` or ``$ask`` markers at any depth."""
     found: list[str] = []

@@ -23,6 +23,7 @@ from deepagent.core.schema import (
     CallActions,
     PlannerDecision,
     TodoItem,
+    reads_items,
     value_refs,
 )
 from deepagent.planning.context import PlannerContext
@@ -133,7 +134,7 @@ def _unlooped(item: Any) -> Any:
     if isinstance(out.get("depends_on"), list):
         out["depends_on"] = [d for d in out["depends_on"] if d != own]
     source = out.get("for_each")
-    if isinstance(source, dict) and source.get("$ref") == own and not _reads_items(out.get("args")):
+    if isinstance(source, dict) and source.get("$ref") == own and not reads_items(out.get("args")):
         out["for_each"] = None
     return out
 
@@ -191,20 +192,11 @@ def _loosened(action: ActionSpec, ids: set[str], named: set[str]) -> ActionSpec 
         return None  # its arguments read an action that is nowhere
     for_each = action.for_each
     if for_each is not None and for_each.ref in absent:
-        if _reads_items(action.args):
+        if reads_items(action.args):
             return None  # its arguments read the items of a list that is nowhere
         for_each = None
     kept = [d for d in action.depends_on if d not in absent]
     return action.model_copy(update={"depends_on": kept, "for_each": for_each})
-
-
-def _reads_items(value: Any) -> bool:
-    """The value holds a ``{"$item": ...}`` marker (it needs its ``for_each``)."""
-    if isinstance(value, dict):
-        return "$item" in value or any(_reads_items(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_reads_items(v) for v in value)
-    return False
 
 
 def _done_ids(ctx: PlannerContext) -> set[str]:
