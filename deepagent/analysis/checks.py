@@ -19,9 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from deepagent.analysis.figures import NumberPool, figures_in
+from deepagent.analysis.figures import Figure, NumberPool, figures_in
 from deepagent.analysis.inputs import AnalysisInput
-from deepagent.core.schema import JSON
 
 _CJK = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -62,20 +61,31 @@ class AnalysisCheck:
 
 
 def check_analysis(text: str, inp: AnalysisInput) -> AnalysisCheck:
-    """Language and figures of a model analyst's ``text`` against what it was given."""
+    """Language, words and figures of a model analyst's ``text`` against what it was
+    given (the collected data's numbers read once, into one pool)."""
+    plain = _MARKER.sub("", text).strip()
+    figures = figures_in(text)
+    data = NumberPool.build([s for r in inp.collected for s in (r.data, r.plain_text)])
+    given = NumberPool.build([inp.question, inp.params])
     return AnalysisCheck(
-        wrong_language=_language(text, inp.language),
-        unbacked=_unbacked(text, inp),
-        cites_nothing=_cites_nothing(text, inp),
-        no_words=_no_words(text),
+        wrong_language=_language(plain, inp.language),
+        unbacked=[f.text for f in figures if not (data.supports(f) or given.supports(f))],
+        cites_nothing=None if _MARKER.search(text) else _cites_nothing(figures, data),
+        no_words=_no_words(plain),
     )
 
 
-def _no_words(text: str) -> str | None:
+def _letters(plain: str) -> tuple[int, int, float]:
+    """(CJK characters, Latin letters, word-letters: a CJK character carries about a word,
+    four Latin letters)."""
+    cjk, latin = len(_CJK.findall(plain)), len(_LATIN.findall(plain))
+    return cjk, latin, cjk + latin / 4
+
+
+def _no_words(plain: str) -> str | None:
     """Why a long report is not prose: almost no letters in it (a tiny model in ``make
     smoke-llm`` listed 4,096 characters of months for a GMV question)."""
-    plain = _MARKER.sub("", text).strip()
-    letters = len(_CJK.findall(plain)) + len(_LATIN.findall(plain)) / 4
+    letters = _letters(plain)[2]
     if len(plain) < PROSE_CHARS or letters >= MIN_LETTERS:
         return None
     return (
@@ -84,24 +94,18 @@ def _no_words(text: str) -> str | None:
     )
 
 
-def _cites_nothing(text: str, inp: AnalysisInput) -> str | None:
+def _cites_nothing(figures: list[Figure], data: NumberPool) -> str | None:
     """Why the report is not an answer from the data: the collected data holds figures and
     the report states none of them (a model that wrote about something else, or repeated
-    itself: a tiny model in ``make smoke-llm`` listed months for a GMV question)."""
-    if _MARKER.search(text):  # the tables it places carry the data's figures
-        return None
-    data = NumberPool.build([s for r in inp.collected for s in (r.data, r.plain_text)])
-    if not len(data):
-        return None
-    if any(data.supports(f) for f in figures_in(text)):
+    itself: a tiny model in ``make smoke-llm`` listed months for a GMV question). Not
+    asked of a report placing the data's tables: they carry its figures."""
+    if not len(data) or any(data.supports(f) for f in figures):
         return None
     return "the analyst model's report states none of the collected figures"
 
 
-def _language(text: str, language: str) -> str | None:
-    plain = _MARKER.sub("", text)
-    cjk, latin = len(_CJK.findall(plain)), len(_LATIN.findall(plain))
-    letters = cjk + latin / 4  # a CJK character carries about a word: four Latin letters
+def _language(plain: str, language: str) -> str | None:
+    cjk, latin, letters = _letters(plain)
     if letters < MIN_LETTERS:
         return None
     other = latin / 4 if language == "zh" else cjk
@@ -109,11 +113,3 @@ def _language(text: str, language: str) -> str | None:
         return None
     asked = "Chinese" if language == "zh" else "English"
     return f"the question is in {asked}; {other / letters:.0%} of the report is not"
-
-
-def _unbacked(text: str, inp: AnalysisInput) -> list[str]:
-    sources: list[JSON] = [inp.question, inp.params]
-    for result in inp.collected:
-        sources += [result.data, result.plain_text]
-    pool = NumberPool.build(sources)
-    return [f.text for f in figures_in(text) if not pool.supports(f)]
